@@ -1,0 +1,78 @@
+public import Foundation
+
+extension AppCache {
+    /// Where and how an ``AppCache`` stores its collections. Set once, before the cache opens.
+    ///
+    /// ```swift
+    /// var configuration = AppCache.Configuration(schemaVersion: "2.1", user: "alice")
+    /// configuration.defaultStalenessThreshold = .seconds(600)
+    /// configuration.setStalenessThreshold(.seconds(60), for: MenuItem.self)
+    /// configuration.diagnostics = { problem in logger.warning("\(problem)") }
+    /// let cache = try AppCache(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The directory the cache owns. Defaults to ``defaultRootDirectory``.
+        ///
+        /// Use one root per cache instance per process: two instances with different
+        /// `schemaVersion`s on one root wipe each other's data.
+        public var rootDirectory: URL
+
+        /// The schema version the app bundles, naming a version directory under the root.
+        /// Opening the cache wipes the data of every other version, for all users.
+        public var schemaVersion: String
+
+        /// The user whose data the cache opens with; `nil` for the shared, signed-out space.
+        public var user: String?
+
+        /// How old cached items may get before they are stale, for types that do not say.
+        /// Defaults to one hour.
+        public var defaultStalenessThreshold: Duration = .seconds(3600)
+
+        /// Staleness thresholds by cache name, overriding a type's own threshold and the default.
+        public var stalenessThresholds: [String: Duration] = [:]
+
+        /// Called with every problem the cache recovers from on its own: a damaged, foreign or
+        /// outdated archive that was treated as a miss and removed (`corruptArchive`,
+        /// `schemaMismatch`, `decodingFailed`), or a clean-up that could not finish.
+        ///
+        /// Called on the thread that met the problem, with no lock held; it must not block.
+        public var diagnostics: (@Sendable (AppCacheError) -> Void)?
+
+        /// The clock staleness is judged by and cached moments are taken from. Tests inject one.
+        var now: @Sendable () -> Date = { Date() }
+
+        /// System call failures to simulate. Tests only.
+        var faults: FileSystem.FaultInjector?
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - rootDirectory: the directory the cache owns; created owner-only when first needed.
+        ///   - schemaVersion: the app's cache schema version, such as "2.1". Must not be empty.
+        ///   - user: the user to open with; `nil` for the shared, signed-out space.
+        public init(rootDirectory: URL = defaultRootDirectory, schemaVersion: String, user: String? = nil) {
+            precondition(!schemaVersion.isEmpty, "AppCache schemaVersion must not be empty")
+            self.rootDirectory = rootDirectory
+            self.schemaVersion = schemaVersion
+            self.user = user
+        }
+
+        /// The platform's caches directory plus "AppCache": `Library/Caches/AppCache` on Apple
+        /// platforms, `~/.cache/AppCache` on Linux.
+        public static var defaultRootDirectory: URL {
+            let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+                ?? FileManager.default.temporaryDirectory
+            return caches.appending(path: "AppCache", directoryHint: .isDirectory)
+        }
+
+        /// Sets the staleness threshold of `type`, overriding its own and the default.
+        public mutating func setStalenessThreshold<Model: CacheableModel>(_ threshold: Duration, for type: Model.Type) {
+            stalenessThresholds[Model.cacheName] = threshold
+        }
+
+        /// The threshold that applies to `type`: its override, else its own, else the default.
+        public func stalenessThreshold<Model: CacheableModel>(for type: Model.Type) -> Duration {
+            stalenessThresholds[Model.cacheName] ?? Model.stalenessThreshold ?? defaultStalenessThreshold
+        }
+    }
+}

@@ -1,0 +1,92 @@
+/// The one error type AppCache throws and reports.
+///
+/// Switch on ``code`` to react; ``message`` is for people. The cache name, key and path tell
+/// which collection and which file were involved, and ``underlyingError`` holds the cause (an
+/// operating system error, a `DecodingError`, ...). New codes may be added in any release, so a
+/// `switch` over codes needs a `default` case.
+///
+/// ```swift
+/// do {
+///     try cache.cacheItems(items)
+/// } catch let error as AppCacheError where error.code == .noSpace {
+///     showDiskFullWarning()
+/// }
+/// ```
+public struct AppCacheError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, as a value that stays stable across releases.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        /// The code's name, as in `noSpace`.
+        public var description: String { name }
+
+        /// The items could not be encoded (for example a `Double.nan` in a JSON payload).
+        /// Nothing was written; what was cached before is untouched.
+        public static let encodingFailed = Code("encodingFailed")
+        /// An archive passed its checksum but its payload could not be decoded as the requested
+        /// type. Reported to the diagnostics hook; the read is a miss and the file is removed.
+        public static let decodingFailed = Code("decodingFailed")
+        /// A file was empty, truncated, damaged or not an AppCache archive. Reported to the
+        /// diagnostics hook; the read is a miss and the file is removed.
+        public static let corruptArchive = Code("corruptArchive")
+        /// An archive was written for another `schemaVersion` of its model type. Reported to the
+        /// diagnostics hook; the read is a miss and the file is removed.
+        public static let schemaMismatch = Code("schemaMismatch")
+        /// The operating system refused access (permissions, a read-only volume).
+        public static let permissionDenied = Code("permissionDenied")
+        /// The volume is full or the user's quota is used up.
+        public static let noSpace = Code("noSpace")
+        /// A file stands where the cache needs a directory.
+        public static let notADirectory = Code("notADirectory")
+        /// Reading, writing, renaming or removing a file failed for another reason; the
+        /// underlying error tells which.
+        public static let ioFailure = Code("ioFailure")
+        /// Data of another app schema version could not be wiped when the cache opened. The
+        /// cache refuses to open rather than mix old and new data.
+        public static let versionWipeFailed = Code("versionWipeFailed")
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A sentence that says what went wrong and what happened to the data.
+    public var message: String
+    /// The cache name of the model type involved, if any.
+    public var cacheName: String?
+    /// The key of the collection involved, if any (`nil` also for a type's default collection).
+    public var key: String?
+    /// The file or directory involved, if any.
+    public var path: String?
+    /// The error that caused this one, if any.
+    public var underlyingError: (any Error)?
+
+    /// Creates an error. AppCache creates its own; this is public for tests and wrappers.
+    public init(
+        code: Code,
+        message: String,
+        cacheName: String? = nil,
+        key: String? = nil,
+        path: String? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.cacheName = cacheName
+        self.key = key
+        self.path = path
+        self.underlyingError = underlyingError
+    }
+
+    /// The code, the message and whatever context is known, on one line.
+    public var description: String {
+        var text = "AppCacheError.\(code): \(message)"
+        if let cacheName { text += " [cache: \(cacheName)]" }
+        if let key { text += " [key: \(key)]" }
+        if let path { text += " [path: \(path)]" }
+        if let underlyingError { text += " [cause: \(underlyingError)]" }
+        return text
+    }
+}

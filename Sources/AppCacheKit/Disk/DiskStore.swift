@@ -1,0 +1,196 @@
+import Foundation
+
+/// One collection as the disk layer stores it: encoded payload, header facts and the moment the
+/// items were cached.
+struct ArchiveRecord: Sendable {
+    var payload: Data
+    var codec: UInt16
+    var schemaVersion: Int64
+    /// When the items were cached: the archive file's modification date.
+    var cachedDate: Date
+}
+
+/// The disk layer: self-checking archive files under a ``CacheLayout``.
+///
+/// Holds no mutable state, so it needs no lock. A file that cannot be trusted (damaged, foreign,
+/// another schema version) is a miss: it is removed, alone, and the reason goes to `report`.
+struct DiskStore: Sendable {
+    let layout: CacheLayout
+    let fileSystem: FileSystem
+    let report: @Sendable (AppCacheError) -> Void
+
+    /// Finishes interrupted wipes and wipes the data of every other app schema version.
+    ///
+    /// Lists the root only (a few entries), never the archives, so opening does not slow down
+    /// as the cache grows.
+    ///
+    /// - Throws: `versionWipeFailed` when old data cannot be removed, `notADirectory` when the
+    ///   root is a file, `permissionDenied` or `ioFailure` when it cannot be listed.
+    func openVersion() throws {
+        let names: [String]?
+        do {
+            names = try fileSystem.contentsOfDirectory(layout.rootPath)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The cache root cannot be listed.", path: layout.rootPath,
+                underlyingError: error)
+        }
+        for name in names ?? [] {
+            let path = layout.rootPath + "/" + name
+            do {
+                if name.hasPrefix(CacheLayout.trashPrefix) {
+                    try fileSystem.removeTree(path)
+                } else if name.hasPrefix(CacheLayout.versionPrefix) && name != layout.versionDirectoryName {
+                    // Out of view in one step; a crash during the deletion leaves only trash.
+                    let trash = layout.trashPath()
+                    if try fileSystem.move(path, to: trash) {
+                        try fileSystem.removeTree(trash)
+                    }
+                }
+            } catch {
+                throw AppCacheError(
+                    code: .versionWipeFailed,
+                    message: "Data of another app schema version could not be removed, so the cache did not open.",
+                    path: error.path, underlyingError: error)
+            }
+        }
+    }
+
+    /// The stored collection for `key`, or `nil` on a miss.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
+    func value(forKey key: ArchiveKey, schemaVersion: Int64) throws -> ArchiveRecord? {
+        let path = layout.archivePath(for: key)
+        let contents: FileSystem.Contents?
+        do {
+            contents = try fileSystem.read(path)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The archive could not be read.", cacheName: key.cacheName,
+                key: key.key, path: path, underlyingError: error)
+        }
+        guard let contents else { return nil }
+        switch Self.validate(contents.bytes, for: key, schemaVersion: schemaVersion) {
+        case .success(let (header, payload)):
+            return ArchiveRecord(
+                payload: payload, codec: header.codec, schemaVersion: header.schemaVersion,
+                cachedDate: contents.modificationDate)
+        case .failure(let problem):
+            discard(path, key: key, code: problem.code, message: problem.message)
+            return nil
+        }
+    }
+
+    /// Writes `record` atomically; the archive's modification date becomes `record.cachedDate`.
+    ///
+    /// - Throws: `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure`. No temporary
+    ///   file is left behind and the previous archive, if any, is untouched.
+    func store(_ record: ArchiveRecord, forKey key: ArchiveKey) throws {
+        let header = ArchiveHeader(
+            codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
+            payloadLength: UInt64(record.payload.count), payloadChecksum: CRC32.checksum(record.payload),
+            user: key.user, cacheName: key.cacheName, key: key.key)
+        let path = layout.archivePath(for: key)
+        do {
+            try fileSystem.writeAtomically(
+                header: header.encoded(), payload: record.payload, to: path, in: layout.userPath(key.user),
+                modificationDate: record.cachedDate)
+        } catch {
+            throw AppCacheError(
+                code: error.code,
+                message: "The items could not be written; what was cached before is unchanged.",
+                cacheName: key.cacheName, key: key.key, path: error.path, underlyingError: error)
+        }
+    }
+
+    /// When the items for `key` were cached, from the archive's modification date; `nil` when
+    /// there is no archive. Does not read or verify the file.
+    func cachedDate(forKey key: ArchiveKey) -> Date? {
+        fileSystem.modificationDate(layout.archivePath(for: key))
+    }
+
+    /// Removes the archive for `key`; a missing archive is not an error.
+    func removeValue(forKey key: ArchiveKey) throws {
+        let path = layout.archivePath(for: key)
+        do {
+            try fileSystem.removeFile(path)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The archive could not be removed.", cacheName: key.cacheName,
+                key: key.key, path: path, underlyingError: error)
+        }
+    }
+
+    /// Removes every archive of `user` (`nil`: the shared space) in the current version.
+    ///
+    /// The user's directory leaves view in one rename; if deleting it then fails, the hidden
+    /// remains are reported and removed on the next open.
+    func removeAll(user: String?) throws {
+        let path = layout.userPath(user)
+        let trash = layout.trashPath()
+        do {
+            guard try fileSystem.move(path, to: trash) else { return }
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The user's archives could not be removed; they are unchanged.",
+                path: path, underlyingError: error)
+        }
+        do {
+            try fileSystem.removeTree(trash)
+        } catch {
+            report(AppCacheError(
+                code: error.code,
+                message: "The user's archives were removed from view but not all deleted; the rest goes on the next open.",
+                path: error.path, underlyingError: error))
+        }
+    }
+
+    /// Removes a file that cannot be trusted and reports why.
+    func discard(_ path: String, key: ArchiveKey, code: AppCacheError.Code, message: String, cause: (any Error)? = nil) {
+        var text = message
+        do {
+            try fileSystem.removeFile(path)
+            text += " The file was removed."
+        } catch {
+            text += " Removing the file failed too: \(error)."
+        }
+        report(AppCacheError(code: code, message: text, cacheName: key.cacheName, key: key.key, path: path, underlyingError: cause))
+    }
+
+    /// Why an archive's bytes cannot be used.
+    struct Problem: Error {
+        var code: AppCacheError.Code
+        var message: String
+    }
+
+    /// Checks an archive's bytes against the collection asked for, returning its header and
+    /// payload.
+    static func validate(
+        _ bytes: Data, for key: ArchiveKey, schemaVersion: Int64
+    ) -> Result<(ArchiveHeader, Data), Problem> {
+        let parsed: (header: ArchiveHeader, length: Int)
+        switch bytes.withUnsafeBytes({ buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }) {
+        case .success(let value): parsed = value
+        case .failure(let defect): return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
+        }
+        let header = parsed.header
+        guard header.user == key.user, header.cacheName == key.cacheName, header.key == key.key else {
+            return .failure(Problem(code: .corruptArchive, message: "The archive belongs to another collection."))
+        }
+        guard header.schemaVersion == schemaVersion else {
+            return .failure(Problem(
+                code: .schemaMismatch,
+                message: "The archive holds schema version \(header.schemaVersion) of its type, not \(schemaVersion)."))
+        }
+        let payloadCount = bytes.count - parsed.length
+        guard header.payloadLength == UInt64(payloadCount) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadCount)
+            return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
+        }
+        let payload = bytes.subdata(in: (bytes.startIndex + parsed.length)..<bytes.endIndex)
+        guard CRC32.checksum(payload) == header.payloadChecksum else {
+            return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."))
+        }
+        return .success((header, payload))
+    }
+}

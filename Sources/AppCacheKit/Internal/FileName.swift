@@ -1,0 +1,91 @@
+/// The reversible mapping from user ids, versions, cache names and keys to file names.
+///
+/// A name keeps `a`-`z`, `0`-`9`, `-`, `_` and `.` (but not a leading `.`); every other UTF-8
+/// byte becomes `%` and two lowercase hex digits. So `..`, `/`, NUL and spaces cannot leave their
+/// directory, names that differ only in case stay apart on case-insensitive file systems
+/// (`Alice` is `%41lice`), and the characters `+`, `~` and a leading `.` are free to mark
+/// structure, temporary files and hashed names. The mapping is injective, and `decode` accepts
+/// exactly the strings `encode` produces.
+enum FileName {
+    /// The longest file name this package creates, in bytes: well under the usual 255-byte limit,
+    /// leaving room for a temporary suffix.
+    static let maximumLength = 200
+
+    /// How many bytes of a name that is too long are kept, readable, before its hash.
+    static let hashedPrefixLength = 120
+
+    /// The encoded form of `string`.
+    static func encode(_ string: String) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            if isKept(byte, first: out.isEmpty) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The string `encoded` stands for, or `nil` when `encode` could not have produced it.
+    static func decode(_ encoded: some StringProtocol) -> String? {
+        var bytes = [UInt8]()
+        var iterator = encoded.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+                else { return nil }
+                let decoded = high << 4 | low
+                // An escape of a byte that is kept as it is would make a second spelling.
+                guard !isKept(decoded, first: bytes.isEmpty) else { return nil }
+                bytes.append(decoded)
+            } else {
+                guard isKept(byte, first: bytes.isEmpty) else { return nil }
+                bytes.append(byte)
+            }
+        }
+        guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
+        return string
+    }
+
+    /// `stem + suffix`, or, when that is longer than `maximumLength`, a readable prefix of the
+    /// stem, `~`, the stem's 128-bit hash and the suffix.
+    ///
+    /// `stem` must be built from encoded names (and the separators `+` and `-`), so that a hashed
+    /// name, the only kind holding `~`, never equals a plain one.
+    static func bounded(stem: String, suffix: String = "") -> String {
+        let plain = stem + suffix
+        guard plain.utf8.count > maximumLength else { return plain }
+        var prefix = Array(stem.utf8.prefix(hashedPrefixLength))
+        // Do not cut an escape in half: drop a trailing "%" or "%x".
+        if let percent = prefix.suffix(2).lastIndex(of: UInt8(ascii: "%")) {
+            prefix.removeSubrange(percent...)
+        }
+        return String(decoding: prefix, as: UTF8.self) + "~" + StableHash.hex128(stem) + suffix
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func isKept(_ byte: UInt8, first: Bool) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            return true
+        case UInt8(ascii: "."):
+            return !first
+        default:
+            return false
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+}

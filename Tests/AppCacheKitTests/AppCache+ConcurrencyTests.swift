@@ -1,0 +1,97 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+/// Many tasks at once: no crash, no torn collection, the last write wins.
+struct AppCacheConcurrencyTests {
+    /// A collection every item of which names the same writer and round, so a mix of two
+    /// writes would show.
+    private static func batch(writer: Int, round: Int) -> [Note] {
+        (0..<(10 + writer)).map { Note.make(round * 100 + $0, writer: "\(writer)-\(round)") }
+    }
+
+    private static func isOneWrite(_ notes: [Note]) -> Bool {
+        guard let writer = notes.first?.author.name else { return true }
+        let parts = writer.split(separator: "-")
+        guard parts.count == 2, let number = Int(parts[0]), let round = Int(parts[1]) else { return false }
+        return notes == batch(writer: number, round: round)
+    }
+
+    @Test func readersOnlyEverSeeCompleteWrites() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let keys = ["shared", "a", "b"]
+        let torn = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<6 {
+                group.addTask {
+                    for round in 0..<15 {
+                        try? cache.cacheItems(Self.batch(writer: writer, round: round), forKey: keys[(writer + round) % keys.count])
+                    }
+                }
+            }
+            for _ in 0..<6 {
+                group.addTask {
+                    for round in 0..<40 {
+                        let read = (try? cache.getCachedItems(Note.self, forKey: keys[round % keys.count])) ?? nil
+                        if let read, !Self.isOneWrite(read) { torn.withLock { $0 += 1 } }
+                    }
+                }
+            }
+            group.addTask {
+                for round in 0..<20 {
+                    if round.isMultiple(of: 2) { _ = cache.isStale(Note.self, forKey: "a") }
+                    else { _ = cache.cachedDate(of: Note.self, forKey: "b") }
+                }
+            }
+        }
+        #expect(torn.withLock { $0 } == 0)
+        #expect(fixture.diagnostics.errors.isEmpty, "\(fixture.diagnostics.errors)")
+        // No temporary file survives.
+        #expect(fixture.allFiles().allSatisfy { $0.hasSuffix(".archive") })
+        for key in keys {
+            let read = try #require(try cache.getCachedItems(Note.self, forKey: key))
+            #expect(Self.isOneWrite(read))
+        }
+        // After the storm, a write is the one read back.
+        try cache.cacheItems(Self.batch(writer: 9, round: 99), forKey: "shared")
+        #expect(try cache.getCachedItems(Note.self, forKey: "shared") == Self.batch(writer: 9, round: 99))
+    }
+
+    @Test func theLastOfSequentialWritesFromManyTasksWins() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        for round in 0..<5 {
+            await withTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask { try? cache.cacheItems(Self.batch(writer: writer, round: round), forKey: "k\(writer)") }
+                }
+            }
+            for writer in 0..<4 {
+                #expect(try cache.getCachedItems(Note.self, forKey: "k\(writer)") == Self.batch(writer: writer, round: round))
+            }
+        }
+    }
+
+    @Test func switchingUsersWhileOthersWorkNeverMixesUsers() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(user: nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for round in 0..<50 { try? cache.switchUser(to: round.isMultiple(of: 2) ? "alice" : "bob") }
+            }
+            for writer in 0..<3 {
+                group.addTask {
+                    for round in 0..<10 { try? cache.cacheItems(Self.batch(writer: writer, round: round)) }
+                }
+            }
+        }
+        // Whichever user each write landed with, every archive names the user of its directory.
+        for file in fixture.allFiles() {
+            let bytes = try Data(contentsOf: fixture.root.appending(path: file))
+            let header = try bytes.withUnsafeBytes { try ArchiveHeader.parse($0) }.header
+            #expect(file.hasPrefix("version-1/" + CacheLayout.userDirectoryName(header.user) + "/"))
+        }
+    }
+}

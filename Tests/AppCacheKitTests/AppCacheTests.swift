@@ -1,0 +1,144 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+/// Round trips, keys and the basic contract of the facade.
+struct AppCacheTests {
+    @Test func missReturnsNil() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        #expect(try cache.getCachedItems(MenuItem.self) == nil)
+        #expect(try cache.cachedCollection(MenuItem.self) == nil)
+        #expect(cache.cachedDate(of: MenuItem.self) == nil)
+        #expect(fixture.diagnostics.errors.isEmpty)
+    }
+
+    @Test(arguments: [0, 1, 100, 10_000])
+    func menuCollectionsRoundTrip(count: Int) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let menu = MenuItem.sampleMenu(count: count)
+        try cache.cacheItems(menu)
+        #expect(try cache.getCachedItems(MenuItem.self) == menu)
+        // And from a fresh instance, so nothing but the file can answer.
+        #expect(try fixture.openCache().getCachedItems(MenuItem.self) == menu)
+    }
+
+    @Test func nestedOptionalDatedAndNonASCIIValuesRoundTrip() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let notes = (0..<30).map { Note.make($0) }
+        try cache.cacheItems(notes)
+        let read = try #require(try fixture.openCache().getCachedItems(Note.self))
+        #expect(read == notes)
+        #expect(read.contains { $0.score == nil } && read.contains { $0.score != nil })
+        #expect(read[0].written == notes[0].written)
+    }
+
+    @Test func emptyCollectionIsAHitNotAMiss() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([MenuItem]())
+        #expect(try cache.getCachedItems(MenuItem.self) == [])
+    }
+
+    @Test func keysHoldSeparateCollections() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: 1))
+        try cache.cacheItems(MenuItem.sampleMenu(count: 3, seed: 42), forKey: "restaurant-42")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 4, seed: 7), forKey: "")
+        #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 2, seed: 1))
+        #expect(try cache.getCachedItems(MenuItem.self, forKey: "restaurant-42") == MenuItem.sampleMenu(count: 3, seed: 42))
+        #expect(try cache.getCachedItems(MenuItem.self, forKey: "") == MenuItem.sampleMenu(count: 4, seed: 7))
+        #expect(try cache.getCachedItems(MenuItem.self, forKey: "restaurant-43") == nil)
+    }
+
+    @Test func typesWithDifferentCacheNamesDoNotMeet() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        try cache.cacheItems([Headline(title: "t")])
+        #expect(try cache.getCachedItems(Plain.self) == [Plain(value: 1)])
+        #expect(try cache.getCachedItems(Headline.self) == [Headline(title: "t")])
+    }
+
+    @Test func aLaterWriteReplacesTheCollection() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(MenuItem.sampleMenu(count: 5))
+        try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: 9))
+        #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 2, seed: 9))
+    }
+
+    @Test(arguments: FileNameTests.awkward)
+    func awkwardKeysStayInsideTheUserDirectoryAndRoundTrip(_ key: String) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: key.count)], forKey: key)
+        #expect(try cache.getCachedItems(Plain.self, forKey: key) == [Plain(value: key.count)])
+        let files = fixture.allFiles()
+        #expect(files.count == 1)
+        #expect(files.allSatisfy { $0.hasPrefix("version-1/user-alice/") && $0.split(separator: "/").count == 3 })
+    }
+
+    @Test func keysDifferingOnlyInCaseOrNormalisationAreDifferentCollections() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let keys = ["Key", "key", "KEY", "\u{e9}", "e\u{301}", String(repeating: "🍣", count: 1000), String(repeating: "🍣", count: 999) + "🍤"]
+        for (index, key) in keys.enumerated() {
+            try cache.cacheItems([Plain(value: index)], forKey: key)
+        }
+        for (index, key) in keys.enumerated() {
+            #expect(try cache.getCachedItems(Plain.self, forKey: key) == [Plain(value: index)])
+        }
+        #expect(Set(fixture.allFiles().map { $0.lowercased() }).count == keys.count)
+    }
+
+    @Test func removeItemsRemovesOneCollection() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(MenuItem.sampleMenu(count: 2))
+        try cache.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "k")
+        try cache.removeItems(MenuItem.self)
+        #expect(try cache.getCachedItems(MenuItem.self) == nil)
+        #expect(try cache.getCachedItems(MenuItem.self, forKey: "k") != nil)
+        try cache.removeItems(MenuItem.self, forKey: "k")
+        #expect(try cache.getCachedItems(MenuItem.self, forKey: "k") == nil)
+        // Removing what is not there is fine.
+        try cache.removeItems(MenuItem.self, forKey: "never cached")
+    }
+
+    @Test func filesAndDirectoriesAreOwnerOnly() throws {
+        let fixture = try Fixture()
+        let root = fixture.root.appending(path: "nested/cache")
+        var configuration = fixture.configuration()
+        configuration.rootDirectory = root
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1))
+        let layout = CacheLayout(rootDirectory: root, schemaVersion: "1")
+        for directory in [layout.rootPath, layout.versionPath, layout.userPath("alice")] {
+            #expect(try permissions(ofItemAt: directory) == 0o700, "\(directory)")
+        }
+        let archive = layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil))
+        #expect(try permissions(ofItemAt: archive) == 0o600)
+    }
+
+    @Test func openingDoesNotCreateDirectoriesUntilTheFirstWrite() throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.rootDirectory = fixture.root.appending(path: "later")
+        let cache = try AppCache(configuration: configuration)
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/later"))
+        #expect(try cache.getCachedItems(MenuItem.self) == nil)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1))
+        #expect(FileManager.default.fileExists(atPath: fixture.rootPath + "/later/version-1/user-alice"))
+    }
+
+    @Test func defaultRootIsTheCachesDirectory() {
+        let configuration = AppCache.Configuration(schemaVersion: "1")
+        #expect(configuration.rootDirectory.lastPathComponent == "AppCache")
+        #expect(configuration.user == nil)
+    }
+}

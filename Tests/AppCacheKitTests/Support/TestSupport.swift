@@ -1,0 +1,107 @@
+import Foundation
+@testable import AppCacheKit
+
+/// A clock a test moves by hand.
+final class TestClock: Sendable {
+    private let current: Locked<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Locked(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        current.withLock { $0 += Double(seconds) + Double(attoseconds) / 1e18 }
+    }
+}
+
+/// Collects what the cache reports to its diagnostics hook.
+final class DiagnosticsRecorder: Sendable {
+    private let reported = Locked<[AppCacheError]>([])
+
+    var errors: [AppCacheError] { reported.withLock { $0 } }
+    var codes: [AppCacheError.Code] { errors.map(\.code) }
+
+    func record(_ error: AppCacheError) {
+        reported.withLock { $0.append(error) }
+    }
+}
+
+/// Everything a test needs to open caches on one temporary root.
+struct Fixture {
+    let directory: TemporaryDirectory
+    let clock = TestClock()
+    let diagnostics = DiagnosticsRecorder()
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    var root: URL { directory.url }
+    var rootPath: String { directory.path }
+
+    func configuration(
+        schemaVersion: String = "1", user: String? = "alice", faults: FileSystem.FaultInjector? = nil
+    ) -> AppCache.Configuration {
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: schemaVersion, user: user)
+        let clock = clock
+        let diagnostics = diagnostics
+        configuration.now = { clock.now }
+        configuration.diagnostics = { diagnostics.record($0) }
+        configuration.faults = faults
+        return configuration
+    }
+
+    func openCache(schemaVersion: String = "1", user: String? = "alice", faults: FileSystem.FaultInjector? = nil) throws -> AppCache {
+        try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, faults: faults))
+    }
+
+    func layout(schemaVersion: String = "1") -> CacheLayout {
+        CacheLayout(rootDirectory: root, schemaVersion: schemaVersion)
+    }
+
+    /// The archive path of a collection.
+    func archivePath<Model: CacheableModel>(
+        _ type: Model.Type, key: String? = nil, user: String? = "alice", schemaVersion: String = "1"
+    ) -> String {
+        layout(schemaVersion: schemaVersion).archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key))
+    }
+
+    /// Every file below the root, relative to it, sorted.
+    func allFiles() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: rootPath)
+        var files = [String]()
+        while let name = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: rootPath + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(name)
+            }
+        }
+        return files.sorted()
+    }
+}
+
+/// Sets a file's modification date, the way tests age archives.
+func setModificationDate(_ date: Date, ofFileAt path: String) throws {
+    try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
+}
+
+/// POSIX permission bits of a file or directory.
+func permissions(ofItemAt path: String) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+}
+
+/// Runs `body`, expecting an `AppCacheError`, and returns it.
+func expectAppCacheError(_ body: () throws -> Void) -> AppCacheError? {
+    do {
+        try body()
+        return nil
+    } catch let error as AppCacheError {
+        return error
+    } catch {
+        return nil
+    }
+}
