@@ -15,10 +15,34 @@ let package = Package(
         // The sample model shared by the examples and the tests.
         .target(name: "MenuModel", dependencies: ["AppCacheKit"]),
 
+        .executableTarget(
+            name: "hotel-menu",
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Examples/hotel-menu",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "switch-user",
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Examples/switch-user",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "schema-bump",
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Examples/schema-bump",
+            exclude: ["README.md"]
+        ),
+
         .testTarget(
             name: "AppCacheKitTests",
             dependencies: ["AppCacheKit", "MenuModel"],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ExampleTests",
+            // Depending on the executables makes `swift test` build them first.
+            dependencies: ["hotel-menu", "switch-user", "schema-bump"]
         ),
     ],
     swiftLanguageModes: [.v6]

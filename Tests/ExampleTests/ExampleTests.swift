@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// Runs the built example programs in temporary directories and checks what they print.
+struct ExampleTests {
+    /// A directory of its own for one test, removed when the value goes away.
+    final class Scratch {
+        let url = FileManager.default.temporaryDirectory.appending(path: "ExampleTests-\(UUID().uuidString)")
+        var cacheRoot: String { url.appending(path: "cache").path(percentEncoded: false) }
+
+        init() throws {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
+    let hotelMenu = ExampleProgram(name: "hotel-menu")
+
+    @Test func hotelMenuAnswersTheSecondRunFromTheCache() throws {
+        let scratch = try Scratch()
+        let first = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "4"], scratch: scratch.url)
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.standardOutput.contains("[cache] no cached menu"))
+        #expect(first.standardOutput.contains("[server] 4 menu items received"))
+        #expect(first.standardOutput.contains("[cache] saved 4 menu items"))
+        #expect(first.standardOutput.contains("1. Laksa 1"))
+
+        let second = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(second.standardOutput.contains("[cache] 4 menu items from the cache, cached"))
+        #expect(second.standardOutput.contains("(fresh; threshold 10 min)"))
+        #expect(second.standardOutput.contains("[server] not asked"))
+        #expect(!second.standardOutput.contains("[server] fetching"))
+        #expect(second.standardError.isEmpty)
+    }
+
+    @Test func hotelMenuShowsStaleItemsThenRefreshes() throws {
+        let scratch = try Scratch()
+        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
+        let stale = try hotelMenu.run(
+            ["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "5", "--force-stale"], scratch: scratch.url)
+        #expect(stale.status == 0)
+        let lines = stale.standardOutput.split(separator: "\n").map(String.init)
+        let cachedLine = try #require(lines.firstIndex { $0.hasPrefix("[cache] 3 menu items from the cache") })
+        let fetchLine = try #require(lines.firstIndex { $0.hasPrefix("[server] fetching") })
+        #expect(lines[cachedLine].contains("(stale;"))
+        #expect(cachedLine < fetchLine, "the cached items are shown before the server answers")
+        #expect(stale.standardOutput.contains("[cache] saved 5 menu items"))
+    }
+
+    @Test func hotelMenuKeepsUsersApart() throws {
+        let scratch = try Scratch()
+        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
+        let bob = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "bob"], scratch: scratch.url)
+        #expect(bob.standardOutput.contains("user bob"))
+        #expect(bob.standardOutput.contains("[cache] no cached menu"))
+        let alice = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
+        #expect(alice.standardOutput.contains("[cache] 12 menu items from the cache"))
+    }
+
+    @Test func hotelMenuSchemaBumpWipesTheOldCache() throws {
+        let scratch = try Scratch()
+        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1"))
+        let bumped = try hotelMenu.run(
+            ["--root", scratch.cacheRoot, "--server-delay", "0", "--schema-version", "2"], scratch: scratch.url)
+        #expect(bumped.status == 0)
+        #expect(bumped.standardOutput.contains("schema 2"))
+        #expect(bumped.standardOutput.contains("[cache] no cached menu"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1"))
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-2"))
+    }
+
+    @Test func hotelMenuRejectsUnknownOptions() throws {
+        let scratch = try Scratch()
+        let result = try hotelMenu.run(["--root", scratch.cacheRoot, "--fast"], scratch: scratch.url)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("unknown option '--fast'"))
+        #expect(result.standardError.contains("usage: hotel-menu"))
+        let missing = try hotelMenu.run(["--server-delay"], scratch: scratch.url)
+        #expect(missing.status == 2)
+        #expect(missing.standardError.contains("--server-delay needs a value"))
+    }
+
+    @Test func hotelMenuReportsAnUnusableRoot() throws {
+        let scratch = try Scratch()
+        let file = scratch.url.appending(path: "a-file").path(percentEncoded: false)
+        try Data("x".utf8).write(to: URL(filePath: file))
+        let result = try hotelMenu.run(["--root", file], scratch: scratch.url)
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("AppCacheError.notADirectory"))
+    }
+
+    @Test func switchUserShowsUsersApart() throws {
+        let scratch = try Scratch()
+        let result = try ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let expected = [
+            "alice: cached 3 items; sees 3 items:",
+            "bob: switched; sees no cached items",
+            "bob: cached 5 items; sees 5 items:",
+            "(signed out): signed out; sees no cached items",
+            "alice: switched back; sees 3 items:",
+            "alice: removed all of alice's items; sees no cached items",
+            "bob: switched; sees 5 items:",
+            "  version-1/user-bob/%4denu%49tems.archive",
+        ]
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        var searchFrom = 0
+        for line in expected {
+            let index = try #require(lines[searchFrom...].firstIndex { $0.hasPrefix(line) }, "missing, or out of order: \(line)")
+            searchFrom = index + 1
+        }
+        #expect(!result.standardOutput.contains("user-alice/"))
+    }
+
+    @Test func schemaBumpShowsTheWipe() throws {
+        let scratch = try Scratch()
+        let result = try ExampleProgram(name: "schema-bump").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  on disk: version-1.0/user-alice/%4denu%49tems.archive, version-1.0/user-bob/%4denu%49tems.archive"))
+        #expect(lines.contains("alice under 2.0: no cached items (the 1.0 data was wiped)"))
+        #expect(lines.contains("  on disk: (nothing)"))
+        #expect(lines.last == "  on disk: version-2.0/user-alice/%4denu%49tems.archive")
+    }
+}
