@@ -142,3 +142,13 @@ struct AppCacheTests {
         #expect(configuration.user == nil)
     }
 }
+
+struct CacheableModelTests {
+    @Test func defaultsComeFromTheTypeName() {
+        #expect(MenuItem.cacheName == "MenuItems")
+        #expect(Plain.cacheName == "Plains")
+        #expect(Plain.schemaVersion == 1)
+        #expect(Plain.stalenessThreshold == nil)
+        #expect(Headline.stalenessThreshold == .seconds(30))
+    }
+}
