@@ -32,7 +32,8 @@ struct SchemaBump {
         try old.cacheItems(MenuItem.sampleMenu(count: 4))
         try old.switchUser(to: "bob")
         try old.cacheItems(MenuItem.sampleMenu(count: 2))
-        print("App 1.0 cached menus for alice and bob.")
+        try old.flush()
+        print("App 1.0 cached menus for alice and bob, and flushed them to disk.")
         list(root)
 
         print("App 2.0 opens the cache with schema version 2.0.")
@@ -42,7 +43,8 @@ struct SchemaBump {
         list(root)
 
         try new.cacheItems(MenuItem.sampleMenu(count: 3))
-        print("App 2.0 cached a fresh menu for alice.")
+        try new.flush()
+        print("App 2.0 cached a fresh menu for alice, and flushed it to disk.")
         list(root)
     }
 

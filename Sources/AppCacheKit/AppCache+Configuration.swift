@@ -38,6 +38,39 @@ extension AppCache {
         /// Called on the thread that met the problem, with no lock held; it must not block.
         public var diagnostics: (@Sendable (AppCacheError) -> Void)?
 
+        /// The most encoded bytes the memory layer holds before it writes out (if dirty) and
+        /// drops its least recently used collections. Defaults to 8 MiB, about 180 collections
+        /// of 100 menu items; decoded items take one to three times as much again. A single
+        /// collection larger than the limit goes straight to disk.
+        public var memoryByteLimit: Int = 8 << 20
+
+        /// The most collections the memory layer holds. Defaults to 1,000. Zero keeps nothing
+        /// in memory: every collection is written as soon as it is cached.
+        public var memoryEntryLimit: Int = 1000
+
+        /// How long a cached collection may wait in memory before it is written to disk.
+        ///
+        /// `.zero` writes through: `cacheItems` writes the archive before it returns, and
+        /// throws if that fails. `nil` writes only on events: ``AppCache/flush()``, memory
+        /// warnings, backgrounding and termination, user switches, limits and `deinit`. A
+        /// positive delay also writes every dirty collection that long after the first of them
+        /// was cached, on a background queue, so a crash loses at most that window.
+        ///
+        /// Defaults to 5 seconds: a screen that caches its items several times in a burst writes
+        /// once, and a crash loses at most five seconds of items the app can fetch again.
+        public var writeBackDelay: Duration? = .seconds(5)
+
+        /// Whether the cache flushes when the process exits normally (returning from `main`
+        /// or calling `exit`), through `atexit`. Off by default. Use it where no application
+        /// lifecycle notifications exist, as in a Linux command-line tool or server; a crash or
+        /// a signal still skips it.
+        public var flushesAtExit = false
+
+        /// Whether the cache follows the application's lifecycle notifications on Apple
+        /// platforms: memory warnings empty memory, entering the background flushes inside a
+        /// background task, termination flushes. On by default; has no effect on Linux.
+        public var observesApplicationLifecycle = true
+
         /// The clock staleness is judged by and cached moments are taken from. Tests inject one.
         var now: @Sendable () -> Date = { Date() }
 

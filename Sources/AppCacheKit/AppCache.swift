@@ -10,23 +10,56 @@ public import Foundation
 /// if cache.isStale(MenuItem.self) { refresh() }
 /// ```
 ///
-/// Each collection is one archive file: a checksummed header, then the encoded items. Writes go
-/// to a temporary file renamed into place, so a reader sees the old collection or the new one.
-/// The file's modification date is the moment the items were cached. A file that is damaged,
+/// Two layers answer as one. In memory, each collection is held encoded and decoded, in exact
+/// least-recently-used order within a byte and an entry limit; `cacheItems` stores there and
+/// returns (write-back), and a hit costs a dictionary lookup. On disk, each collection is one
+/// archive file: a checksummed header, then the encoded items, written to a temporary file and
+/// renamed into place, with the moment the items were cached as its modification date. Dirty
+/// collections reach disk after ``Configuration/writeBackDelay``, when they leave memory, on
+/// ``flush()``, memory warnings, backgrounding, termination and `deinit`. A file that is damaged,
 /// foreign or written for another `schemaVersion` is a miss (the file is removed and the
 /// configuration's `diagnostics` hook is told), never a crash and never garbage.
 ///
-/// `AppCache` is `Sendable`: every method may be called from any thread or task at once. No
-/// lock is held while encoding, decoding or touching files.
+/// `AppCache` is `Sendable`: every method may be called from any thread or task at once. One
+/// small lock guards the in-memory state and is never held while encoding, decoding or touching
+/// files; writes of archives are ordered by a second lock that reads never take.
 public final class AppCache: Sendable {
     /// The configuration the cache was opened with.
     public let configuration: Configuration
 
-    private let store: DiskStore
-    private let state: Locked<State>
+    let store: DiskStore
+    let state: Locked<State>
+    /// Held while memory entries are written to or removed from disk, so those writes happen
+    /// in the order their contents were cached. Never taken by reads, nor inside `state`.
+    let diskWrites = Locked(())
+    let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
+    let lifecycleObservers = Locked<[any NSObjectProtocol]>([])
 
-    private struct State {
+    struct State {
         var user: String?
+        /// `user`, interned: memory keys hold this number rather than the string.
+        var userSlot: Int
+        var userSlots: [String?: Int]
+        var memory: MemoryStore
+        var types: [ObjectIdentifier: TypeInfo] = [:]
+        var writeBackScheduled = false
+
+        mutating func switchUser(to user: String?) {
+            self.user = user
+            if let slot = userSlots[user] {
+                userSlot = slot
+            } else {
+                userSlot = userSlots.count
+                userSlots[user] = userSlot
+            }
+        }
+    }
+
+    /// What the cache needs to know of a model type, resolved once: `cacheName` may be slow
+    /// (the default interpolates the type's name).
+    struct TypeInfo {
+        var cacheName: String
+        var threshold: Duration
     }
 
     /// Opens the cache, wiping the data of every app schema version other than the
@@ -39,14 +72,31 @@ public final class AppCache: Sendable {
     ///   rather than mix versions); `notADirectory` when the root is a file; `permissionDenied`
     ///   or `ioFailure` when the root cannot be listed.
     public init(configuration: Configuration) throws {
+        precondition(configuration.memoryByteLimit >= 0 && configuration.memoryEntryLimit >= 0, "AppCache memory limits must not be negative")
         self.configuration = configuration
         let diagnostics = configuration.diagnostics
         store = DiskStore(
             layout: CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion),
             fileSystem: FileSystem(faults: configuration.faults),
             report: { problem in diagnostics?(problem) })
-        state = Locked(State(user: configuration.user))
+        state = Locked(State(
+            user: configuration.user, userSlot: 0, userSlots: [configuration.user: 0],
+            memory: MemoryStore(byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit)))
         try store.openVersion()
+        if configuration.flushesAtExit {
+            ExitFlush.register(self)
+        }
+        if configuration.observesApplicationLifecycle {
+            observeApplicationLifecycle()
+        }
+    }
+
+    deinit {
+        ExitFlush.unregister(ObjectIdentifier(self))
+        for observer in lifecycleObservers.withLock({ $0 }) {
+            NotificationCenter.default.removeObserver(observer)
+        }
+        reportAll(writeDirtyEntries())
     }
 
     /// The user whose collections the cache reads and writes; `nil` for the shared space.
@@ -56,16 +106,21 @@ public final class AppCache: Sendable {
 
     /// Caches `items` as the collection of `Model` under `key`, replacing what was there.
     ///
-    /// The moment of the call becomes the collection's cached date.
+    /// The items are encoded once and kept in memory with the moment of the call, which
+    /// becomes the collection's cached date and, once written, its archive's modification
+    /// date. When this pushes memory over a limit, the least recently used collections leave
+    /// it, written to disk first if they are dirty (on this thread, without holding the lock).
     ///
     /// - Parameters:
     ///   - items: the collection to cache; an empty one is cached as empty, not removed.
     ///   - key: which collection of the type; `nil` for its default collection.
-    /// - Throws: `encodingFailed` when the items cannot be encoded; `permissionDenied`,
-    ///   `noSpace`, `notADirectory` or `ioFailure` when the archive cannot be written. In every
-    ///   case what was cached before stays as it was.
+    /// - Throws: `encodingFailed` when the items cannot be encoded. With a `writeBackDelay` of
+    ///   `.zero`, also `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure` when the
+    ///   archive cannot be written. In every case what was cached before stays as it was.
+    ///   (With write-back, a failed write is reported to `diagnostics` and retried by the next
+    ///   flush; the items stay in memory.)
     public func cacheItems<Model: CacheableModel>(_ items: [Model], forKey key: String? = nil) throws {
-        let archiveKey = archiveKey(Model.self, key)
+        let info = typeInfo(Model.self)
         let codec = PayloadCodec.json
         let payload: Data
         do {
@@ -73,24 +128,61 @@ public final class AppCache: Sendable {
         } catch {
             throw AppCacheError(
                 code: .encodingFailed,
-                message: "The items could not be encoded; nothing was written.",
-                cacheName: Model.cacheName, key: key, underlyingError: error)
+                message: "The items could not be encoded; nothing was cached.",
+                cacheName: info.cacheName, key: key, underlyingError: error)
         }
         let record = ArchiveRecord(
             payload: payload, codec: codec.rawValue, schemaVersion: Int64(Model.schemaVersion),
             cachedDate: configuration.now())
-        try store.store(record, forKey: archiveKey)
+        let type = ObjectIdentifier(Model.self)
+        let writeThrough = configuration.writeBackDelay == .zero
+
+        func entry(for user: String?) -> MemoryEntry {
+            MemoryEntry(
+                archiveKey: ArchiveKey(user: user, cacheName: info.cacheName, key: key), record: record,
+                items: ItemsBox(items), isDirty: !writeThrough)
+        }
+
+        let spills: [MemoryKey]
+        if writeThrough {
+            spills = try diskWrites.withLock { _ in
+                let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
+                let entry = entry(for: user)
+                try store.store(record, forKey: entry.archiveKey)
+                return state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
+            }
+        } else {
+            spills = state.withLock { state in
+                state.memory.store(entry(for: state.user), for: MemoryKey(type: type, key: key, user: state.userSlot))
+            }
+            scheduleWriteBack()
+        }
+        reportAll(spill(spills))
     }
 
     /// The cached collection of `Model` under `key`, or `nil` when there is none.
     ///
     /// Stale items are returned too; ask ``isStale(_:forKey:)`` or use
-    /// ``cachedCollection(_:forKey:)`` to get both in one read.
+    /// ``cachedCollection(_:forKey:)`` to get both in one read. From memory this costs a
+    /// dictionary lookup; from disk, a read and a decode, after which the collection is in
+    /// memory too.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
     ///   A damaged or outdated archive is not an error but a miss.
     public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
-        try cachedCollection(type, forKey: key)?.items
+        let id = ObjectIdentifier(Model.self)
+        let lookup = state.withLock { state -> Lookup in
+            if let entry = state.memory.hit(MemoryKey(type: id, key: key, user: state.userSlot)) {
+                return .hit(entry.items, entry.record.cachedDate)
+            }
+            return .miss(state.user, state.userSlot, state.memory.mutations)
+        }
+        switch lookup {
+        case .hit(let items, _):
+            return unsafeDowncast(items, to: ItemsBox<Model>.self).items
+        case .miss(let user, let slot, let mutations):
+            return try load(Model.self, key: key, user: user, slot: slot, mutations: mutations)?.items
+        }
     }
 
     /// The cached collection of `Model` under `key` with its cached date, age and staleness,
@@ -100,7 +192,153 @@ public final class AppCache: Sendable {
     public func cachedCollection<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String? = nil
     ) throws -> CachedCollection<Model>? {
-        let archiveKey = archiveKey(Model.self, key)
+        let id = ObjectIdentifier(Model.self)
+        let lookup = state.withLock { state -> Lookup in
+            if let entry = state.memory.hit(MemoryKey(type: id, key: key, user: state.userSlot)) {
+                return .hit(entry.items, entry.record.cachedDate)
+            }
+            return .miss(state.user, state.userSlot, state.memory.mutations)
+        }
+        let items: [Model]
+        let cachedDate: Date
+        switch lookup {
+        case .hit(let box, let date):
+            items = unsafeDowncast(box, to: ItemsBox<Model>.self).items
+            cachedDate = date
+        case .miss(let user, let slot, let mutations):
+            guard let loaded = try load(Model.self, key: key, user: user, slot: slot, mutations: mutations) else { return nil }
+            (items, cachedDate) = loaded
+        }
+        let age = Self.age(of: cachedDate, now: configuration.now())
+        return CachedCollection(
+            items: items, cachedDate: cachedDate, age: age,
+            isStale: Self.isStale(age: age, threshold: typeInfo(Model.self).threshold))
+    }
+
+    /// Whether the collection of `Model` under `key` is missing or older than the type's
+    /// staleness threshold.
+    ///
+    /// A collection dated further in the future than the threshold (the clock was moved back)
+    /// counts as stale too. Reads the cached date only (from memory, or the archive's
+    /// modification date), never the items.
+    public func isStale<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
+        guard let date = cachedDate(of: type, forKey: key) else { return true }
+        return Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold)
+    }
+
+    /// When the collection of `Model` under `key` was cached; `nil` when there is none.
+    ///
+    /// Reads the date only (from memory, or the archive's modification date), never the items.
+    public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
+        let info = typeInfo(Model.self)
+        let (date, user) = state.withLock { state -> (Date?, String?) in
+            let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+            let date = state.memory.owner(of: archiveKey).flatMap { state.memory.peek($0) }?.record.cachedDate
+            return (date, state.user)
+        }
+        return date ?? store.cachedDate(forKey: ArchiveKey(user: user, cacheName: info.cacheName, key: key))
+    }
+
+    /// Removes the collection of `Model` under `key` for the current user, from memory and
+    /// disk. Removing a missing collection is not an error.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the archive cannot be removed (the
+    ///   memory copy is gone, the archive stays).
+    public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        let info = typeInfo(Model.self)
+        try diskWrites.withLock { _ in
+            let archiveKey = state.withLock { state in
+                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                state.memory.remove(archiveKey)
+                return archiveKey
+            }
+            try store.removeValue(forKey: archiveKey)
+        }
+    }
+
+    /// Removes every collection of the current user (of every type and key), from memory and
+    /// disk.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
+    ///   out of view; the archives are then unchanged.
+    public func removeAll() throws {
+        try diskWrites.withLock { _ in
+            let user = state.withLock { state in
+                state.memory.removeAll(user: state.userSlot)
+                return state.user
+            }
+            try store.removeAll(user: user)
+        }
+    }
+
+    /// Makes `user` the current user: from now on reads and writes see only that user's
+    /// collections; `nil` signs out to the shared space.
+    ///
+    /// The previous user's dirty collections are written to their own directory and all of
+    /// their collections leave memory, so nothing of theirs is served, or kept in memory, for
+    /// the next user. Their data stays on disk.
+    ///
+    /// - Throws: the first write error (`noSpace`, `permissionDenied`, ...) when some of the
+    ///   previous user's collections could not be written. The switch has happened all the
+    ///   same; those collections stay in memory, invisible to the new user, until a flush
+    ///   writes them.
+    public func switchUser(to user: String?) throws {
+        let previous = state.withLock { state -> Int? in
+            guard state.user != user else { return nil }
+            let previous = state.userSlot
+            state.switchUser(to: user)
+            return previous
+        }
+        guard let previous else { return }
+        let keys = state.withLock { $0.memory.evictAll(user: previous) }
+        let failures = spill(keys)
+        if let first = failures.first {
+            throw AppCacheError(
+                code: first.code,
+                message: "Switched user, but \(failures.count) of the previous user's collections could not be written; they stay in memory until the next flush.",
+                cacheName: first.cacheName, key: first.key, path: first.path, underlyingError: first)
+        }
+    }
+
+    // MARK: - Internal
+
+    enum Lookup {
+        case hit(AnyObject, Date)
+        case miss(String?, Int, UInt64)
+    }
+
+    func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {
+        let id = ObjectIdentifier(Model.self)
+        if let info = state.withLock({ $0.types[id] }) { return info }
+        // Resolved outside the lock: `cacheName` is the app's code.
+        let cacheName = Model.cacheName
+        precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
+        let info = TypeInfo(cacheName: cacheName, threshold: configuration.stalenessThreshold(for: Model.self))
+        state.withLock { $0.types[id] = info }
+        return info
+    }
+
+    /// Reads a collection memory did not have from disk and keeps it in memory, clean.
+    private func load<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, user: String?, slot: Int, mutations: UInt64
+    ) throws -> (items: [Model], cachedDate: Date)? {
+        let info = typeInfo(Model.self)
+        let archiveKey = ArchiveKey(user: user, cacheName: info.cacheName, key: key)
+        // Another model type sharing the cache name may hold this archive in memory: write it
+        // out and let the disk rules (schema version, decoding) judge it, as they would
+        // without memory.
+        let conflict = state.withLock { state -> [MemoryKey]? in
+            guard let owner = state.memory.owner(of: archiveKey), owner.type != ObjectIdentifier(Model.self) else { return nil }
+            return [state.memory.evict(owner)].compactMap { $0 }
+        }
+        if let conflict {
+            let failures = spill(conflict)
+            guard failures.isEmpty else {
+                reportAll(failures)
+                return nil
+            }
+        }
+        let mutationsBeforeRead = conflict == nil ? mutations : state.withLock { $0.memory.mutations }
         guard let record = try store.value(forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) else {
             return nil
         }
@@ -119,61 +357,18 @@ public final class AppCache: Sendable {
                 message: "The archive could not be decoded as \(Model.self).", cause: error)
             return nil
         }
-        let age = Self.age(of: record.cachedDate, now: configuration.now())
-        return CachedCollection(
-            items: items, cachedDate: record.cachedDate, age: age,
-            isStale: Self.isStale(age: age, threshold: configuration.stalenessThreshold(for: Model.self)))
+        let entry = MemoryEntry(archiveKey: archiveKey, record: record, items: ItemsBox(items), isDirty: false)
+        let spills = state.withLock {
+            $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: slot), ifUnchangedSince: mutationsBeforeRead)
+        }
+        reportAll(spill(spills))
+        return (items, record.cachedDate)
     }
 
-    /// Whether the collection of `Model` under `key` is missing or older than the type's
-    /// staleness threshold.
-    ///
-    /// A collection dated further in the future than the threshold (the clock was moved back)
-    /// counts as stale too. Reads the archive's modification date only, not its contents.
-    public func isStale<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
-        guard let date = cachedDate(of: type, forKey: key) else { return true }
-        return Self.isStale(
-            age: Self.age(of: date, now: configuration.now()),
-            threshold: configuration.stalenessThreshold(for: Model.self))
-    }
-
-    /// When the collection of `Model` under `key` was cached; `nil` when there is none.
-    ///
-    /// Reads the archive's modification date only, not its contents.
-    public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
-        store.cachedDate(forKey: archiveKey(Model.self, key))
-    }
-
-    /// Removes the collection of `Model` under `key` for the current user. Removing a missing
-    /// collection is not an error.
-    ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the archive cannot be removed.
-    public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
-        try store.removeValue(forKey: archiveKey(Model.self, key))
-    }
-
-    /// Removes every collection of the current user (of every type and key).
-    ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
-    ///   out of view; the collections are then unchanged.
-    public func removeAll() throws {
-        try store.removeAll(user: user)
-    }
-
-    /// Makes `user` the current user: from now on reads and writes see only that user's
-    /// collections. `nil` signs out to the shared space. Other users' data stays on disk.
-    ///
-    /// - Throws: nothing yet: every switch succeeds while the cache holds nothing in memory.
-    public func switchUser(to user: String?) throws {
-        state.withLock { $0.user = user }
-    }
-
-    // MARK: - Private
-
-    private func archiveKey<Model: CacheableModel>(_ type: Model.Type, _ key: String?) -> ArchiveKey {
-        let cacheName = Model.cacheName
-        precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
-        return ArchiveKey(user: user, cacheName: cacheName, key: key)
+    func reportAll(_ problems: [AppCacheError]) {
+        for problem in problems {
+            configuration.diagnostics?(problem)
+        }
     }
 
     static func age(of cachedDate: Date, now: Date) -> Duration {

@@ -1,11 +1,13 @@
+import Foundation
+
 /// The reversible mapping from user ids, versions, cache names and keys to file names.
 ///
 /// A name keeps `a`-`z`, `0`-`9`, `-`, `_` and `.` (but not a leading `.`); every other UTF-8
 /// byte becomes `%` and two lowercase hex digits. So `..`, `/`, NUL and spaces cannot leave their
 /// directory, names that differ only in case stay apart on case-insensitive file systems
 /// (`Alice` is `%41lice`), and the characters `+`, `~` and a leading `.` are free to mark
-/// structure, temporary files and hashed names. The mapping is injective, and `decode` accepts
-/// exactly the strings `encode` produces.
+/// structure, temporary files and hashed names. The mapping is injective on strings as Swift
+/// compares them, and `decode` accepts exactly the strings `encode` produces.
 enum FileName {
     /// The longest file name this package creates, in bytes: well under the usual 255-byte limit,
     /// leaving room for a temporary suffix.
@@ -15,10 +17,15 @@ enum FileName {
     static let hashedPrefixLength = 120
 
     /// The encoded form of `string`.
+    ///
+    /// Strings Swift considers equal (canonically equivalent, like a precomposed `é` and an
+    /// `e` with a combining accent) get the same name: the string is put in Unicode
+    /// normalization form C first, so disk and memory agree on what is one key.
     static func encode(_ string: String) -> String {
+        let normalized = string.precomposedStringWithCanonicalMapping
         var out = [UInt8]()
-        out.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
+        out.reserveCapacity(normalized.utf8.count)
+        for byte in normalized.utf8 {
             if isKept(byte, first: out.isEmpty) {
                 out.append(byte)
             } else {

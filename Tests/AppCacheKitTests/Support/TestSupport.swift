@@ -42,8 +42,18 @@ struct Fixture {
     var root: URL { directory.url }
     var rootPath: String { directory.path }
 
+    /// How a test's cache uses memory.
+    enum Memory {
+        /// No memory layer: every write goes straight to disk and every read to the file, so
+        /// tests of the disk rules see the disk alone.
+        case diskOnly
+        /// The memory layer with these limits and write-back delay.
+        case layer(bytes: Int = 8 << 20, entries: Int = 1000, writeBackDelay: Duration? = nil)
+    }
+
     func configuration(
-        schemaVersion: String = "1", user: String? = "alice", faults: FileSystem.FaultInjector? = nil
+        schemaVersion: String = "1", user: String? = "alice", memory: Memory = .diskOnly,
+        faults: FileSystem.FaultInjector? = nil
     ) -> AppCache.Configuration {
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: schemaVersion, user: user)
         let clock = clock
@@ -51,11 +61,28 @@ struct Fixture {
         configuration.now = { clock.now }
         configuration.diagnostics = { diagnostics.record($0) }
         configuration.faults = faults
+        switch memory {
+        case .diskOnly:
+            configuration.writeBackDelay = .zero
+            configuration.memoryEntryLimit = 0
+        case .layer(let bytes, let entries, let writeBackDelay):
+            configuration.memoryByteLimit = bytes
+            configuration.memoryEntryLimit = entries
+            configuration.writeBackDelay = writeBackDelay
+        }
         return configuration
     }
 
-    func openCache(schemaVersion: String = "1", user: String? = "alice", faults: FileSystem.FaultInjector? = nil) throws -> AppCache {
-        try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, faults: faults))
+    func openCache(
+        schemaVersion: String = "1", user: String? = "alice", memory: Memory = .diskOnly,
+        faults: FileSystem.FaultInjector? = nil
+    ) throws -> AppCache {
+        try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, memory: memory, faults: faults))
+    }
+
+    /// Whether the archive of a collection exists on disk.
+    func archiveExists<Model: CacheableModel>(_ type: Model.Type, key: String? = nil, user: String? = "alice") -> Bool {
+        FileManager.default.fileExists(atPath: archivePath(type, key: key, user: user))
     }
 
     func layout(schemaVersion: String = "1") -> CacheLayout {

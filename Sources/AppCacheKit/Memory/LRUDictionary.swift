@@ -1,0 +1,197 @@
+/// A dictionary that keeps its keys in exact least-recently-used order.
+///
+/// A doubly linked list threaded through an array of nodes, plus a hash index from key to node,
+/// so that every operation is O(1). Reading with ``value(forKey:)`` or writing with
+/// ``updateValue(_:forKey:)`` makes a key the most recently used; ``peekValue(forKey:)`` and
+/// ``modifyValue(forKey:_:)`` leave the order alone. Not thread-safe: it lives inside the cache's
+/// lock.
+struct LRUDictionary<Key: Hashable, Value> {
+    private struct Node {
+        var key: Key?
+        var value: Value?
+        /// Towards the most recently used end; `-1` at the head.
+        var newer: Int
+        /// Towards the least recently used end; `-1` at the tail.
+        var older: Int
+    }
+
+    private var nodes: [Node] = []
+    private var index: [Key: Int] = [:]
+    private var freeNodes: [Int] = []
+    /// The most recently used node, or `-1`.
+    private var head = -1
+    /// The least recently used node, or `-1`.
+    private var tail = -1
+
+    init() {}
+
+    /// The number of keys.
+    var count: Int { index.count }
+
+    var isEmpty: Bool { index.isEmpty }
+
+    /// The value for `key`, making `key` the most recently used.
+    ///
+    /// - Complexity: O(1) on average.
+    mutating func value(forKey key: Key) -> Value? {
+        guard let node = index[key] else { return nil }
+        moveToHead(node)
+        return nodes[node].value
+    }
+
+    /// The value for `key`, leaving the order as it is.
+    ///
+    /// - Complexity: O(1) on average.
+    func peekValue(forKey key: Key) -> Value? {
+        index[key].flatMap { nodes[$0].value }
+    }
+
+    /// Whether `key` is present.
+    func contains(_ key: Key) -> Bool {
+        index[key] != nil
+    }
+
+    /// Changes the value for `key` in place, leaving the order as it is.
+    ///
+    /// - Returns: what `body` returns, or `nil` when `key` is absent.
+    /// - Complexity: O(1) on average.
+    mutating func modifyValue<Result>(forKey key: Key, _ body: (inout Value) -> Result) -> Result? {
+        guard let node = index[key] else { return nil }
+        return body(&nodes[node].value!)
+    }
+
+    /// Stores `value` for `key` and makes `key` the most recently used.
+    ///
+    /// - Returns: the value it replaced, if any.
+    /// - Complexity: O(1) on average.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        if let node = index[key] {
+            let old = nodes[node].value
+            nodes[node].value = value
+            moveToHead(node)
+            return old
+        }
+        let node: Int
+        if let reused = freeNodes.popLast() {
+            node = reused
+            nodes[node] = Node(key: key, value: value, newer: -1, older: -1)
+        } else {
+            node = nodes.count
+            nodes.append(Node(key: key, value: value, newer: -1, older: -1))
+        }
+        index[key] = node
+        linkAtHead(node)
+        return nil
+    }
+
+    /// Removes `key`.
+    ///
+    /// - Returns: its value, if it was present.
+    /// - Complexity: O(1) on average.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard let node = index.removeValue(forKey: key) else { return nil }
+        return release(node)
+    }
+
+    /// The least recently used key and its value, without changing the order.
+    var leastRecentlyUsed: (key: Key, value: Value)? {
+        guard tail >= 0 else { return nil }
+        return (nodes[tail].key!, nodes[tail].value!)
+    }
+
+    /// Removes and returns the least recently used key and its value.
+    ///
+    /// - Complexity: O(1) on average.
+    mutating func removeLeastRecentlyUsed() -> (key: Key, value: Value)? {
+        guard tail >= 0 else { return nil }
+        let node = tail
+        let key = nodes[node].key!
+        index[key] = nil
+        return (key, release(node)!)
+    }
+
+    /// Removes everything.
+    ///
+    /// - Complexity: O(n).
+    mutating func removeAll() {
+        self = LRUDictionary()
+    }
+
+    /// The keys and values from the most recently used to the least.
+    ///
+    /// - Complexity: O(n).
+    var elementsFromMostRecent: [(key: Key, value: Value)] {
+        var elements: [(key: Key, value: Value)] = []
+        elements.reserveCapacity(count)
+        var node = head
+        while node >= 0 {
+            elements.append((nodes[node].key!, nodes[node].value!))
+            node = nodes[node].older
+        }
+        return elements
+    }
+
+    // MARK: - Private
+
+    private mutating func moveToHead(_ node: Int) {
+        guard node != head else { return }
+        unlink(node)
+        linkAtHead(node)
+    }
+
+    private mutating func linkAtHead(_ node: Int) {
+        nodes[node].newer = -1
+        nodes[node].older = head
+        if head >= 0 { nodes[head].newer = node }
+        head = node
+        if tail < 0 { tail = node }
+    }
+
+    private mutating func unlink(_ node: Int) {
+        let newer = nodes[node].newer
+        let older = nodes[node].older
+        if newer >= 0 { nodes[newer].older = older } else { head = older }
+        if older >= 0 { nodes[older].newer = newer } else { tail = newer }
+        nodes[node].newer = -1
+        nodes[node].older = -1
+    }
+
+    /// Unlinks a node whose key has already left the index, frees it and returns its value.
+    private mutating func release(_ node: Int) -> Value? {
+        unlink(node)
+        let value = nodes[node].value
+        nodes[node].key = nil
+        nodes[node].value = nil
+        freeNodes.append(node)
+        return value
+    }
+}
+
+extension LRUDictionary {
+    /// Checks the structure's invariants, trapping on the first broken one. Tests call it after
+    /// every operation.
+    ///
+    /// - Complexity: O(n).
+    func _checkInvariants() {
+        precondition(nodes.count == index.count + freeNodes.count, "every node is either indexed or free")
+        var seen = Set<Int>()
+        var node = head
+        var newer = -1
+        while node >= 0 {
+            precondition(seen.insert(node).inserted, "the list has no cycle")
+            precondition(nodes[node].newer == newer, "back links mirror forward links")
+            let key = nodes[node].key
+            precondition(key != nil && nodes[node].value != nil, "a linked node holds a key and a value")
+            precondition(index[key!] == node, "the index points at the node holding the key")
+            newer = node
+            node = nodes[node].older
+        }
+        precondition(tail == newer, "the tail is the last node of the list")
+        precondition(seen.count == index.count, "every indexed node is on the list")
+        for free in freeNodes {
+            precondition(!seen.contains(free) && nodes[free].key == nil && nodes[free].value == nil, "free nodes are empty and unlinked")
+        }
+    }
+}

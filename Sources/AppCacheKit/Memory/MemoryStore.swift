@@ -1,0 +1,231 @@
+/// The memory layer: encoded collections with their decoded items, in exact LRU order, within a
+/// byte limit and an entry limit.
+///
+/// Pure bookkeeping with no I/O: it lives inside the cache's lock, and tells the cache which
+/// entries to write (spill) rather than writing them itself. An entry evicted while dirty is
+/// *detached*: out of the LRU order but still held, and still answering reads, until its archive
+/// is in place; if writing it fails it stays detached, and dirty, for the next flush.
+///
+/// At most one entry exists per archive: storing a collection replaces any entry for the same
+/// archive, whatever its model type.
+struct MemoryStore {
+    /// The most encoded bytes the LRU part may hold.
+    var byteLimit: Int
+    /// The most entries the LRU part may hold.
+    var entryLimit: Int
+
+    private var lru = LRUDictionary<MemoryKey, MemoryEntry>()
+    private var detached: [MemoryKey: MemoryEntry] = [:]
+    /// Which entry holds each archive.
+    private var owners: [ArchiveKey: MemoryKey] = [:]
+    private var lruBytes = 0
+    private var detachedBytes = 0
+    private var lruDirtyCount = 0
+    private var lastGeneration: UInt64 = 0
+
+    /// Counts every change to what a key could read from disk; a collection loaded from disk
+    /// is only kept if nothing changed while it was being read.
+    private(set) var mutations: UInt64 = 0
+    private(set) var hits = 0
+    private(set) var misses = 0
+    private(set) var spills = 0
+
+    init(byteLimit: Int, entryLimit: Int) {
+        self.byteLimit = byteLimit
+        self.entryLimit = entryLimit
+    }
+
+    /// The entry for `key`, made the most recently used; counts a hit or a miss.
+    ///
+    /// - Complexity: O(1) on average.
+    mutating func hit(_ key: MemoryKey) -> MemoryEntry? {
+        if let entry = lru.value(forKey: key) ?? detached[key] {
+            hits += 1
+            return entry
+        }
+        misses += 1
+        return nil
+    }
+
+    /// The entry for `key`, without touching the order or the counters.
+    func peek(_ key: MemoryKey) -> MemoryEntry? {
+        lru.peekValue(forKey: key) ?? detached[key]
+    }
+
+    /// The key of the entry holding `archiveKey`, of whatever model type.
+    func owner(of archiveKey: ArchiveKey) -> MemoryKey? {
+        owners[archiveKey]
+    }
+
+    /// Stores `entry` as the most recently used, replacing any entry for the same archive, then
+    /// evicts least recently used entries until both limits hold.
+    ///
+    /// - Returns: the keys of dirty entries that were evicted and must now be written (spilled).
+    /// - Complexity: O(1) on average, plus O(1) per evicted entry.
+    mutating func store(_ entry: MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
+        var entry = entry
+        lastGeneration += 1
+        entry.generation = lastGeneration
+        mutations += 1
+        if let owner = owners[entry.archiveKey] {
+            discard(owner)
+        }
+        owners[entry.archiveKey] = key
+        lru.updateValue(entry, forKey: key)
+        lruBytes += entry.cost
+        if entry.isDirty { lruDirtyCount += 1 }
+        return evictOverLimits()
+    }
+
+    /// Stores a collection just read from disk as a clean entry, unless anything changed since
+    /// `mutations` was read (the disk may then hold something newer than what was read) or an
+    /// entry for the archive exists.
+    ///
+    /// - Returns: the keys of dirty entries evicted to make room.
+    mutating func storeLoaded(_ entry: MemoryEntry, for key: MemoryKey, ifUnchangedSince mutations: UInt64) -> [MemoryKey] {
+        guard mutations == self.mutations, owners[entry.archiveKey] == nil else { return [] }
+        lastGeneration += 1
+        var entry = entry
+        entry.generation = lastGeneration
+        owners[entry.archiveKey] = key
+        lru.updateValue(entry, forKey: key)
+        lruBytes += entry.cost
+        return evictOverLimits()
+    }
+
+    /// Removes the entry holding `archiveKey`, dirty or not.
+    mutating func remove(_ archiveKey: ArchiveKey) {
+        mutations += 1
+        if let owner = owners[archiveKey] { discard(owner) }
+    }
+
+    /// Removes every entry of the user interned as `user`, dirty or not.
+    ///
+    /// - Complexity: O(n).
+    mutating func removeAll(user: Int) {
+        mutations += 1
+        for key in allKeys where key.user == user {
+            discard(key)
+        }
+    }
+
+    /// Takes entries out of the LRU order: clean ones are dropped, dirty ones detached.
+    ///
+    /// - Parameter user: only this user's entries; `nil` for all (a memory warning).
+    /// - Returns: the keys of every detached entry of those users, to be written.
+    /// - Complexity: O(n).
+    mutating func evictAll(user: Int? = nil) -> [MemoryKey] {
+        for (key, _) in lru.elementsFromMostRecent where user == nil || key.user == user {
+            evict(key)
+        }
+        return detached.keys.filter { user == nil || $0.user == user }
+    }
+
+    /// Takes one entry out of the LRU order: dropped if clean, detached if dirty.
+    ///
+    /// - Returns: its key if it is now detached and must be written.
+    @discardableResult
+    mutating func evict(_ key: MemoryKey) -> MemoryKey? {
+        guard let entry = lru.removeValue(forKey: key) else { return detached[key] == nil ? nil : key }
+        lruBytes -= entry.cost
+        guard entry.isDirty else {
+            owners[entry.archiveKey] = nil
+            return nil
+        }
+        lruDirtyCount -= 1
+        detached[key] = entry
+        detachedBytes += entry.cost
+        return key
+    }
+
+    /// The detached entries among `keys`, for writing.
+    func detachedEntries(_ keys: [MemoryKey]) -> [(key: MemoryKey, entry: MemoryEntry)] {
+        keys.compactMap { key in detached[key].map { (key, $0) } }
+    }
+
+    /// Every dirty entry, detached or not, for a flush.
+    ///
+    /// - Complexity: O(n).
+    func dirtyEntries() -> [(key: MemoryKey, entry: MemoryEntry)] {
+        var entries = detached.map { (key: $0.key, entry: $0.value) }
+        if lruDirtyCount > 0 {
+            entries += lru.elementsFromMostRecent.lazy.filter { $0.value.isDirty }.map { (key: $0.key, entry: $0.value) }
+        }
+        return entries
+    }
+
+    /// Records that the archive of `key` now holds generation `generation`: the entry becomes
+    /// clean if it is still that generation, and leaves memory if it was detached.
+    ///
+    /// - Parameter spilled: whether the write was a spill, for the statistics.
+    mutating func didWrite(_ key: MemoryKey, generation: UInt64, spilled: Bool) {
+        if spilled { spills += 1 }
+        if let entry = detached[key], entry.generation == generation {
+            detached[key] = nil
+            detachedBytes -= entry.cost
+            owners[entry.archiveKey] = nil
+            return
+        }
+        let cleaned = lru.modifyValue(forKey: key) { entry -> Bool in
+            guard entry.generation == generation, entry.isDirty else { return false }
+            entry.isDirty = false
+            return true
+        }
+        if cleaned == true { lruDirtyCount -= 1 }
+    }
+
+    /// What the statistics report.
+    var statistics: AppCache.MemoryStatistics {
+        AppCache.MemoryStatistics(
+            entries: lru.count + detached.count, bytes: lruBytes + detachedBytes,
+            dirtyEntries: lruDirtyCount + detached.count, hits: hits, misses: misses, spills: spills)
+    }
+
+    // MARK: - Private
+
+    private var allKeys: [MemoryKey] {
+        lru.elementsFromMostRecent.map(\.key) + Array(detached.keys)
+    }
+
+    private mutating func evictOverLimits() -> [MemoryKey] {
+        var spill: [MemoryKey] = []
+        while lru.count > entryLimit || lruBytes > byteLimit, let (key, _) = lru.leastRecentlyUsed {
+            if let detachedKey = evict(key) { spill.append(detachedKey) }
+        }
+        return spill
+    }
+
+    /// Forgets the entry for `key` wherever it is, dirty or not.
+    private mutating func discard(_ key: MemoryKey) {
+        if let entry = lru.removeValue(forKey: key) {
+            lruBytes -= entry.cost
+            if entry.isDirty { lruDirtyCount -= 1 }
+            owners[entry.archiveKey] = nil
+        }
+        if let entry = detached.removeValue(forKey: key) {
+            detachedBytes -= entry.cost
+            owners[entry.archiveKey] = nil
+        }
+    }
+}
+
+extension MemoryStore {
+    /// Checks the bookkeeping against the entries, trapping on the first mismatch. Tests call it.
+    ///
+    /// - Complexity: O(n).
+    func _checkInvariants() {
+        lru._checkInvariants()
+        let lruEntries = lru.elementsFromMostRecent
+        precondition(lruBytes == lruEntries.reduce(0) { $0 + $1.value.cost }, "LRU bytes add up")
+        precondition(detachedBytes == detached.values.reduce(0) { $0 + $1.cost }, "detached bytes add up")
+        precondition(lruDirtyCount == lruEntries.filter(\.value.isDirty).count, "dirty count adds up")
+        precondition(detached.values.allSatisfy(\.isDirty), "only dirty entries are detached")
+        precondition(Set(lruEntries.map(\.key)).isDisjoint(with: detached.keys), "an entry is in the LRU or detached, not both")
+        let all = lruEntries.map { ($0.key, $0.value) } + detached.map { ($0.key, $0.value) }
+        precondition(owners.count == all.count, "one owner per entry")
+        for (key, entry) in all {
+            precondition(owners[entry.archiveKey] == key, "the owner index points at the entry")
+        }
+        precondition(lru.count <= max(entryLimit, 0) || lru.isEmpty, "the entry limit holds")
+    }
+}

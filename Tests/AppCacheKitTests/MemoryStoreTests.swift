@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import AppCacheKit
+
+struct MemoryStoreTests {
+    private struct OtherType {}
+
+    private func key(_ name: String, user: Int = 0, type: Any.Type = Int.self) -> MemoryKey {
+        MemoryKey(type: ObjectIdentifier(type), key: name, user: user)
+    }
+
+    private func entry(_ name: String, bytes: Int = 10, dirty: Bool = true, user: Int = 0) -> MemoryEntry {
+        MemoryEntry(
+            archiveKey: ArchiveKey(user: "user\(user)", cacheName: "Things", key: name),
+            record: ArchiveRecord(payload: Data(count: bytes), codec: 1, schemaVersion: 1, cachedDate: Date()),
+            items: ItemsBox([Int]()), isDirty: dirty)
+    }
+
+    @Test func entryLimitEvictsTheLeastRecentlyUsed() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 2)
+        #expect(memory.store(entry("a", dirty: false), for: key("a")).isEmpty)
+        #expect(memory.store(entry("b", dirty: false), for: key("b")).isEmpty)
+        _ = memory.hit(key("a"))
+        #expect(memory.store(entry("c", dirty: false), for: key("c")).isEmpty)  // clean "b" is dropped
+        memory._checkInvariants()
+        #expect(memory.peek(key("b")) == nil)
+        #expect(memory.peek(key("a")) != nil && memory.peek(key("c")) != nil)
+        #expect(memory.statistics.entries == 2)
+    }
+
+    @Test func byteLimitEvictsUntilItFits() {
+        var memory = MemoryStore(byteLimit: 100, entryLimit: 100)
+        _ = memory.store(entry("a", bytes: 40, dirty: false), for: key("a"))
+        _ = memory.store(entry("b", bytes: 40, dirty: false), for: key("b"))
+        _ = memory.store(entry("c", bytes: 50, dirty: false), for: key("c"))
+        memory._checkInvariants()
+        #expect(memory.statistics.bytes == 90)
+        #expect(memory.peek(key("a")) == nil)
+        // Larger than the whole limit: it cannot stay at all.
+        _ = memory.store(entry("huge", bytes: 500, dirty: false), for: key("huge"))
+        memory._checkInvariants()
+        #expect(memory.peek(key("huge")) == nil)
+    }
+
+    @Test func dirtyEvicteesAreDetachedForSpillingAndStillAnswer() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 1)
+        _ = memory.store(entry("a"), for: key("a"))
+        let spill = memory.store(entry("b"), for: key("b"))
+        memory._checkInvariants()
+        #expect(spill == [key("a")])
+        #expect(memory.hit(key("a")) != nil, "a detached entry still answers reads")
+        #expect(memory.statistics.dirtyEntries == 2)
+        #expect(memory.detachedEntries(spill).map(\.key) == [key("a")])
+
+        let generation = memory.peek(key("a"))!.generation
+        memory.didWrite(key("a"), generation: generation, spilled: true)
+        memory._checkInvariants()
+        #expect(memory.peek(key("a")) == nil, "once written, a detached entry leaves memory")
+        #expect(memory.statistics.spills == 1)
+        #expect(memory.statistics.dirtyEntries == 1)
+    }
+
+    @Test func aWriteOfAnOlderGenerationLeavesANewerStoreDirty() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        _ = memory.store(entry("a"), for: key("a"))
+        let old = memory.peek(key("a"))!.generation
+        _ = memory.store(entry("a", bytes: 20), for: key("a"))
+        memory.didWrite(key("a"), generation: old, spilled: false)
+        memory._checkInvariants()
+        #expect(memory.peek(key("a"))?.isDirty == true)
+        memory.didWrite(key("a"), generation: memory.peek(key("a"))!.generation, spilled: false)
+        #expect(memory.peek(key("a"))?.isDirty == false)
+        #expect(memory.statistics.dirtyEntries == 0)
+    }
+
+    @Test func storingReplacesADetachedEntryOfTheSameArchive() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 1)
+        _ = memory.store(entry("a"), for: key("a"))
+        _ = memory.store(entry("b"), for: key("b"))  // "a" detached
+        _ = memory.store(entry("a", bytes: 30), for: key("a"))  // "b" detached, old "a" replaced
+        memory._checkInvariants()
+        #expect(memory.peek(key("a"))?.cost == 30)
+        #expect(memory.statistics.entries == 2)
+    }
+
+    @Test func oneArchiveHasOneEntryWhateverTheModelType() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        _ = memory.store(entry("a"), for: key("a"))
+        _ = memory.store(entry("a"), for: key("a", type: OtherType.self))
+        memory._checkInvariants()
+        #expect(memory.peek(key("a")) == nil)
+        #expect(memory.owner(of: entry("a").archiveKey) == key("a", type: OtherType.self))
+    }
+
+    @Test func aLoadIsKeptOnlyIfNothingChangedMeanwhile() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        let before = memory.mutations
+        _ = memory.store(entry("other"), for: key("other"))
+        _ = memory.storeLoaded(entry("a", dirty: false), for: key("a"), ifUnchangedSince: before)
+        #expect(memory.peek(key("a")) == nil)
+        _ = memory.storeLoaded(entry("a", dirty: false), for: key("a"), ifUnchangedSince: memory.mutations)
+        #expect(memory.peek(key("a")) != nil)
+        memory._checkInvariants()
+    }
+
+    @Test func evictingAllDetachesDirtyAndDropsClean() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        _ = memory.store(entry("a"), for: key("a"))
+        _ = memory.store(entry("b", dirty: false), for: key("b"))
+        _ = memory.store(entry("c", user: 1), for: key("c", user: 1))
+        let spill = memory.evictAll(user: 0)
+        memory._checkInvariants()
+        #expect(spill == [key("a")])
+        #expect(memory.peek(key("b")) == nil)
+        #expect(memory.peek(key("c", user: 1)) != nil)
+        #expect(Set(memory.evictAll()) == [key("a"), key("c", user: 1)])
+        memory._checkInvariants()
+    }
+
+    @Test func removalsForgetDirtyEntries() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 1)
+        _ = memory.store(entry("a"), for: key("a"))
+        _ = memory.store(entry("b"), for: key("b"))
+        memory.remove(entry("a").archiveKey)
+        memory._checkInvariants()
+        #expect(memory.peek(key("a")) == nil)
+        memory.removeAll(user: 0)
+        memory._checkInvariants()
+        #expect(memory.statistics.entries == 0)
+        #expect(memory.statistics.bytes == 0)
+    }
+
+    @Test(arguments: [7 as UInt64, 8, 9])
+    func randomOperationsKeepTheInvariants(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var memory = MemoryStore(byteLimit: 300, entryLimit: 6)
+        for _ in 0..<3000 {
+            let name = "k\(Int.random(in: 0..<12, using: &random))"
+            let user = Int.random(in: 0..<2, using: &random)
+            let type: Any.Type = Bool.random(using: &random) ? Int.self : OtherType.self
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0, 1, 2:
+                _ = memory.store(entry(name, bytes: Int.random(in: 1..<90, using: &random), dirty: Bool.random(using: &random), user: user), for: key(name, user: user, type: type))
+            case 3:
+                _ = memory.hit(key(name, user: user, type: type))
+            case 4:
+                for (key, entry) in memory.dirtyEntries().prefix(3) {
+                    memory.didWrite(key, generation: entry.generation, spilled: Bool.random(using: &random))
+                }
+            case 5:
+                memory.remove(entry(name, user: user).archiveKey)
+            case 6:
+                _ = memory.evict(key(name, user: user, type: type))
+            default:
+                if Int.random(in: 0..<10, using: &random) == 0 { _ = memory.evictAll(user: user) }
+            }
+            memory._checkInvariants()
+        }
+    }
+}
