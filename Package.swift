@@ -28,6 +28,12 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(
+            name: "spill-to-disk",
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Examples/spill-to-disk",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
             name: "schema-bump",
             dependencies: ["AppCacheKit", "MenuModel"],
             path: "Examples/schema-bump",
@@ -42,7 +48,7 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.
-            dependencies: ["hotel-menu", "switch-user", "schema-bump"]
+            dependencies: ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -262,13 +262,14 @@ public final class AppCache: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
     ///   out of view; the archives are then unchanged.
     public func removeAll() throws {
-        try diskWrites.withLock { _ in
+        let leftover = try diskWrites.withLock { _ in
             let user = state.withLock { state in
                 state.memory.removeAll(user: state.userSlot)
                 return state.user
             }
-            try store.removeAll(user: user)
+            return try store.removeAll(user: user)
         }
+        reportAll(leftover.map { [$0] } ?? [])
     }
 
     /// Makes `user` the current user: from now on reads and writes see only that user's

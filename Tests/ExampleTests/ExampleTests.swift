@@ -127,4 +127,40 @@ struct ExampleTests {
         #expect(lines.contains("  on disk: (nothing)"))
         #expect(lines.last == "  on disk: version-2.0/user-alice/%4denu%49tems.archive")
     }
+
+    @Test func spillToDiskShowsSpillsWithOriginalDatesAndReadsBack() throws {
+        let scratch = try Scratch()
+        let result = try ExampleProgram(name: "spill-to-disk").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let output = result.standardOutput
+        let sections = output.components(separatedBy: "\ncached ")
+        // Nothing is on disk until the fourth menu pushes the first out.
+        #expect(sections.count == 6)
+        for section in sections[1...3] {
+            #expect(section.contains("disk: (no archives)"))
+        }
+        #expect(sections[4].hasPrefix("lobby"))
+        #expect(sections[4].contains("spills 1"))
+        #expect(sections[4].contains("+harbour.archive"))
+        #expect(!sections[4].contains("+garden.archive"))
+
+        let afterWarning = try #require(output.components(separatedBy: "memory warning\n").last)
+        #expect(afterWarning.hasPrefix("  memory: entries 0, bytes 0, dirty 0"))
+        // Each archive is dated when its menu was cached: in caching order, not writing order.
+        let order = ["harbour", "garden", "rooftop", "lobby", "terrace"]
+        let warningBlock = afterWarning.components(separatedBy: "reading every menu back")[0]
+        let offsets = try order.map { restaurant -> Double in
+            let line = try #require(warningBlock.split(separator: "\n").first { $0.contains("+\(restaurant).archive") })
+            let offset = try #require(line.components(separatedBy: "modified +").last?.split(separator: " ").first)
+            return try #require(Double(offset))
+        }
+        #expect(offsets == offsets.sorted())
+        #expect(Set(offsets).count == offsets.count)
+
+        for (index, restaurant) in order.enumerated() {
+            #expect(output.contains("  \(restaurant): \(10 + index) items"))
+        }
+        #expect(output.hasSuffix("terrace.archive  modified +\(String(format: "%.2f", offsets[4])) s (when it was cached)\n"))
+        #expect(output.contains("misses 5, spills 5"))
+    }
 }

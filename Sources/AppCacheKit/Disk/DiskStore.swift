@@ -124,12 +124,16 @@ struct DiskStore: Sendable {
     /// Removes every archive of `user` (`nil`: the shared space) in the current version.
     ///
     /// The user's directory leaves view in one rename; if deleting it then fails, the hidden
-    /// remains are reported and removed on the next open.
-    func removeAll(user: String?) throws {
+    /// remains are removed on the next open.
+    ///
+    /// - Returns: the problem to report when the deletion after the rename failed.
+    /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when the directory cannot be
+    ///   moved out of view; the archives are then unchanged.
+    func removeAll(user: String?) throws -> AppCacheError? {
         let path = layout.userPath(user)
         let trash = layout.trashPath()
         do {
-            guard try fileSystem.move(path, to: trash) else { return }
+            guard try fileSystem.move(path, to: trash) else { return nil }
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The user's archives could not be removed; they are unchanged.",
@@ -137,11 +141,12 @@ struct DiskStore: Sendable {
         }
         do {
             try fileSystem.removeTree(trash)
+            return nil
         } catch {
-            report(AppCacheError(
+            return AppCacheError(
                 code: error.code,
                 message: "The user's archives were removed from view but not all deleted; the rest goes on the next open.",
-                path: error.path, underlyingError: error))
+                path: error.path, underlyingError: error)
         }
     }
 

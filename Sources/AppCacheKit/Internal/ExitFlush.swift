@@ -37,7 +37,8 @@ enum ExitFlush {
         registry.withLock { _ = $0.caches.removeValue(forKey: id) }
     }
 
-    private static func flushAll() {
+    /// Flushes every live registered cache, reporting failures to its diagnostics hook.
+    static func flushAll() {
         let caches = registry.withLock { registry in registry.caches.values.compactMap(\.cache) }
         for cache in caches {
             cache.reportAll(cache.writeDirtyEntries())

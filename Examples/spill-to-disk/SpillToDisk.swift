@@ -1,0 +1,72 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+/// Shows the memory layer at work: a small memory budget fills up, the least recently used
+/// menus spill to disk with the dates they were cached, a memory warning empties memory, and
+/// everything reads back from disk.
+@main
+struct SpillToDisk {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let root: URL
+        switch arguments.count {
+        case 0: root = FileManager.default.temporaryDirectory.appending(path: "spill-to-disk-\(UUID().uuidString)")
+        case 2 where arguments[0] == "--root": root = URL(filePath: arguments[1], directoryHint: .isDirectory)
+        default:
+            FileHandle.standardError.write(Data("usage: spill-to-disk [--root DIR]\n".utf8))
+            exit(2)
+        }
+        do {
+            try run(root: root)
+        } catch {
+            FileHandle.standardError.write(Data("spill-to-disk: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(root: URL) throws {
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "chef")
+        configuration.memoryEntryLimit = 3         // room for three menus
+        configuration.writeBackDelay = nil         // write only when memory must let go
+        let cache = try AppCache(configuration: configuration)
+        print("Cache root: \(root.path(percentEncoded: false))")
+        print("Memory holds at most \(configuration.memoryEntryLimit) collections; nothing is written until it must be.")
+
+        let start = Date()
+        let restaurants = ["harbour", "garden", "rooftop", "lobby", "terrace"]
+        for (index, restaurant) in restaurants.enumerated() {
+            try cache.cacheItems(MenuItem.sampleMenu(count: 10 + index, seed: index), forKey: restaurant)
+            print("cached \(restaurant) (\(10 + index) items)")
+            printState(cache, root: root, start: start)
+            // Menus cached a moment apart, so their archive dates differ.
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+
+        print("memory warning")
+        cache.didReceiveMemoryWarning()
+        printState(cache, root: root, start: start)
+
+        print("reading every menu back")
+        for restaurant in restaurants {
+            let items = try cache.getCachedItems(MenuItem.self, forKey: restaurant)
+            print("  \(restaurant): \(items.map { "\($0.count) items" } ?? "missing")")
+        }
+        printState(cache, root: root, start: start)
+    }
+
+    static func printState(_ cache: AppCache, root: URL, start: Date) {
+        print("  memory: \(cache.memoryStatistics)")
+        let files = (FileManager.default.enumerator(atPath: root.path(percentEncoded: false))?.allObjects as? [String] ?? [])
+            .filter { $0.hasSuffix(".archive") }.sorted()
+        if files.isEmpty {
+            print("  disk: (no archives)")
+        }
+        for file in files {
+            let path = root.appending(path: file).path(percentEncoded: false)
+            let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? nil
+            let offset = modified.map { String(format: "+%.2f s", $0.timeIntervalSince(start)) } ?? "?"
+            print("  disk: \(file)  modified \(offset) (when it was cached)")
+        }
+    }
+}
