@@ -20,7 +20,8 @@ struct MemoryStore {
     private var owners: [ArchiveKey: MemoryKey] = [:]
     private var lruBytes = 0
     private var detachedBytes = 0
-    private var lruDirtyCount = 0
+    /// The dirty entries still in the LRU order, so a flush visits only them.
+    private var lruDirtyKeys: Set<MemoryKey> = []
     private var lastGeneration: UInt64 = 0
 
     /// Counts every change to what a key could read from disk; a collection loaded from disk
@@ -73,7 +74,7 @@ struct MemoryStore {
         owners[entry.archiveKey] = key
         lru.updateValue(entry, forKey: key)
         lruBytes += entry.cost
-        if entry.isDirty { lruDirtyCount += 1 }
+        if entry.isDirty { lruDirtyKeys.insert(key) }
         return evictOverLimits()
     }
 
@@ -132,7 +133,7 @@ struct MemoryStore {
             owners[entry.archiveKey] = nil
             return nil
         }
-        lruDirtyCount -= 1
+        lruDirtyKeys.remove(key)
         detached[key] = entry
         detachedBytes += entry.cost
         return key
@@ -145,13 +146,10 @@ struct MemoryStore {
 
     /// Every dirty entry, detached or not, for a flush.
     ///
-    /// - Complexity: O(n).
+    /// - Complexity: O(d), d the number of dirty entries.
     func dirtyEntries() -> [(key: MemoryKey, entry: MemoryEntry)] {
-        var entries = detached.map { (key: $0.key, entry: $0.value) }
-        if lruDirtyCount > 0 {
-            entries += lru.elementsFromMostRecent.lazy.filter { $0.value.isDirty }.map { (key: $0.key, entry: $0.value) }
-        }
-        return entries
+        detached.map { (key: $0.key, entry: $0.value) }
+            + lruDirtyKeys.compactMap { key in lru.peekValue(forKey: key).map { (key: key, entry: $0) } }
     }
 
     /// Records that the archive of `key` now holds generation `generation`: the entry becomes
@@ -171,14 +169,14 @@ struct MemoryStore {
             entry.isDirty = false
             return true
         }
-        if cleaned == true { lruDirtyCount -= 1 }
+        if cleaned == true { lruDirtyKeys.remove(key) }
     }
 
     /// What the statistics report.
     var statistics: AppCache.MemoryStatistics {
         AppCache.MemoryStatistics(
             entries: lru.count + detached.count, bytes: lruBytes + detachedBytes,
-            dirtyEntries: lruDirtyCount + detached.count, hits: hits, misses: misses, spills: spills)
+            dirtyEntries: lruDirtyKeys.count + detached.count, hits: hits, misses: misses, spills: spills)
     }
 
     // MARK: - Private
@@ -199,7 +197,7 @@ struct MemoryStore {
     private mutating func discard(_ key: MemoryKey) {
         if let entry = lru.removeValue(forKey: key) {
             lruBytes -= entry.cost
-            if entry.isDirty { lruDirtyCount -= 1 }
+            lruDirtyKeys.remove(key)
             owners[entry.archiveKey] = nil
         }
         if let entry = detached.removeValue(forKey: key) {
@@ -218,7 +216,7 @@ extension MemoryStore {
         let lruEntries = lru.elementsFromMostRecent
         precondition(lruBytes == lruEntries.reduce(0) { $0 + $1.value.cost }, "LRU bytes add up")
         precondition(detachedBytes == detached.values.reduce(0) { $0 + $1.cost }, "detached bytes add up")
-        precondition(lruDirtyCount == lruEntries.filter(\.value.isDirty).count, "dirty count adds up")
+        precondition(lruDirtyKeys == Set(lruEntries.filter(\.value.isDirty).map(\.key)), "the dirty set is the dirty entries")
         precondition(detached.values.allSatisfy(\.isDirty), "only dirty entries are detached")
         precondition(Set(lruEntries.map(\.key)).isDisjoint(with: detached.keys), "an entry is in the LRU or detached, not both")
         let all = lruEntries.map { ($0.key, $0.value) } + detached.map { ($0.key, $0.value) }
