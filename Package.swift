@@ -40,6 +40,12 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        .executableTarget(
+            name: "AppCacheBenchmarks",
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Benchmarks/AppCacheBenchmarks"
+        ),
+
         .testTarget(
             name: "AppCacheKitTests",
             dependencies: ["AppCacheKit", "MenuModel"],

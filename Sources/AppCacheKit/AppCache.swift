@@ -169,20 +169,14 @@ public final class AppCache: Sendable {
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
     ///   A damaged or outdated archive is not an error but a miss.
+    @inlinable
     public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
-        let id = ObjectIdentifier(Model.self)
-        let lookup = state.withLock { state -> Lookup in
-            if let entry = state.memory.hit(MemoryKey(type: id, key: key, user: state.userSlot)) {
-                return .hit(entry.items, entry.record.cachedDate)
-            }
-            return .miss(state.user, state.userSlot, state.memory.mutations)
+        // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
+        // lookup and an unchecked cast, with no generic metadata lookups.
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key) {
+            return unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
         }
-        switch lookup {
-        case .hit(let items, _):
-            return unsafeDowncast(items, to: ItemsBox<Model>.self).items
-        case .miss(let user, let slot, let mutations):
-            return try load(Model.self, key: key, user: user, slot: slot, mutations: mutations)?.items
-        }
+        return try loadAfterMiss(Model.self, key: key)?.items
     }
 
     /// The cached collection of `Model` under `key` with its cached date, age and staleness,
@@ -192,21 +186,13 @@ public final class AppCache: Sendable {
     public func cachedCollection<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String? = nil
     ) throws -> CachedCollection<Model>? {
-        let id = ObjectIdentifier(Model.self)
-        let lookup = state.withLock { state -> Lookup in
-            if let entry = state.memory.hit(MemoryKey(type: id, key: key, user: state.userSlot)) {
-                return .hit(entry.items, entry.record.cachedDate)
-            }
-            return .miss(state.user, state.userSlot, state.memory.mutations)
-        }
         let items: [Model]
         let cachedDate: Date
-        switch lookup {
-        case .hit(let box, let date):
-            items = unsafeDowncast(box, to: ItemsBox<Model>.self).items
-            cachedDate = date
-        case .miss(let user, let slot, let mutations):
-            guard let loaded = try load(Model.self, key: key, user: user, slot: slot, mutations: mutations) else { return nil }
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key) {
+            items = unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
+            cachedDate = hit.cachedDate
+        } else {
+            guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
             (items, cachedDate) = loaded
         }
         let age = Self.age(of: cachedDate, now: configuration.now())
@@ -303,9 +289,39 @@ public final class AppCache: Sendable {
 
     // MARK: - Internal
 
-    enum Lookup {
-        case hit(AnyObject, Date)
-        case miss(String?, Int, UInt64)
+    /// The memory layer's answer for a model type and key of the current user, counting a hit
+    /// or a miss.
+    @usableFromInline
+    func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
+        state.withLock { state in
+            state.memory.hit(MemoryKey(type: type, key: key, user: state.userSlot))
+        }
+    }
+
+    /// The slow path of a read that memory did not answer: look once more (another thread may
+    /// have stored it meanwhile), then read the archive.
+    @usableFromInline
+    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> (items: [Model], cachedDate: Date)? {
+        let id = ObjectIdentifier(Model.self)
+        let lookup = state.withLock { state -> Result<MemoryHit, MissContext> in
+            if let hit = state.memory.peekHit(MemoryKey(type: id, key: key, user: state.userSlot)) {
+                return .success(hit)
+            }
+            return .failure(MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations))
+        }
+        switch lookup {
+        case .success(let hit):
+            return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
+        case .failure(let context):
+            return try load(Model.self, key: key, user: context.user, slot: context.slot, mutations: context.mutations)
+        }
+    }
+
+    /// Who and when a read missed memory.
+    struct MissContext: Error {
+        var user: String?
+        var slot: Int
+        var mutations: UInt64
     }
 
     func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {

@@ -6,16 +6,23 @@
 /// ``modifyValue(forKey:_:)`` leave the order alone. Not thread-safe: it lives inside the cache's
 /// lock.
 struct LRUDictionary<Key: Hashable, Value> {
-    private struct Node {
+    /// A node's contents; `nil` while the node is free.
+    private struct Slot {
         var key: Key?
         var value: Value?
+    }
+
+    /// A node's place in the list. Kept apart from the slots, so that moving a node to the head
+    /// touches only this small, dense array, not the (large) values of its neighbours.
+    private struct Link {
         /// Towards the most recently used end; `-1` at the head.
         var newer: Int
         /// Towards the least recently used end; `-1` at the tail.
         var older: Int
     }
 
-    private var nodes: [Node] = []
+    private var slots: [Slot] = []
+    private var links: [Link] = []
     private var index: [Key: Int] = [:]
     private var freeNodes: [Int] = []
     /// The most recently used node, or `-1`.
@@ -36,14 +43,24 @@ struct LRUDictionary<Key: Hashable, Value> {
     mutating func value(forKey key: Key) -> Value? {
         guard let node = index[key] else { return nil }
         moveToHead(node)
-        return nodes[node].value
+        return slots[node].value
+    }
+
+    /// A projection of the value for `key`, making `key` the most recently used; cheaper than
+    /// copying out a large value.
+    ///
+    /// - Complexity: O(1) on average.
+    mutating func value<Projection>(forKey key: Key, _ project: (borrowing Value) -> Projection) -> Projection? {
+        guard let node = index[key] else { return nil }
+        moveToHead(node)
+        return project(slots[node].value.unsafelyUnwrapped)
     }
 
     /// The value for `key`, leaving the order as it is.
     ///
     /// - Complexity: O(1) on average.
     func peekValue(forKey key: Key) -> Value? {
-        index[key].flatMap { nodes[$0].value }
+        index[key].flatMap { slots[$0].value }
     }
 
     /// Whether `key` is present.
@@ -57,7 +74,7 @@ struct LRUDictionary<Key: Hashable, Value> {
     /// - Complexity: O(1) on average.
     mutating func modifyValue<Result>(forKey key: Key, _ body: (inout Value) -> Result) -> Result? {
         guard let node = index[key] else { return nil }
-        return body(&nodes[node].value!)
+        return body(&slots[node].value!)
     }
 
     /// Stores `value` for `key` and makes `key` the most recently used.
@@ -67,18 +84,19 @@ struct LRUDictionary<Key: Hashable, Value> {
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
         if let node = index[key] {
-            let old = nodes[node].value
-            nodes[node].value = value
+            let old = slots[node].value
+            slots[node].value = value
             moveToHead(node)
             return old
         }
         let node: Int
         if let reused = freeNodes.popLast() {
             node = reused
-            nodes[node] = Node(key: key, value: value, newer: -1, older: -1)
+            slots[node] = Slot(key: key, value: value)
         } else {
-            node = nodes.count
-            nodes.append(Node(key: key, value: value, newer: -1, older: -1))
+            node = slots.count
+            slots.append(Slot(key: key, value: value))
+            links.append(Link(newer: -1, older: -1))
         }
         index[key] = node
         linkAtHead(node)
@@ -98,7 +116,7 @@ struct LRUDictionary<Key: Hashable, Value> {
     /// The least recently used key and its value, without changing the order.
     var leastRecentlyUsed: (key: Key, value: Value)? {
         guard tail >= 0 else { return nil }
-        return (nodes[tail].key!, nodes[tail].value!)
+        return (slots[tail].key!, slots[tail].value!)
     }
 
     /// Removes and returns the least recently used key and its value.
@@ -107,7 +125,7 @@ struct LRUDictionary<Key: Hashable, Value> {
     mutating func removeLeastRecentlyUsed() -> (key: Key, value: Value)? {
         guard tail >= 0 else { return nil }
         let node = tail
-        let key = nodes[node].key!
+        let key = slots[node].key!
         index[key] = nil
         return (key, release(node)!)
     }
@@ -127,43 +145,42 @@ struct LRUDictionary<Key: Hashable, Value> {
         elements.reserveCapacity(count)
         var node = head
         while node >= 0 {
-            elements.append((nodes[node].key!, nodes[node].value!))
-            node = nodes[node].older
+            elements.append((slots[node].key!, slots[node].value!))
+            node = links[node].older
         }
         return elements
     }
 
     // MARK: - Private
 
+    @inline(__always)
     private mutating func moveToHead(_ node: Int) {
         guard node != head else { return }
         unlink(node)
         linkAtHead(node)
     }
 
+    @inline(__always)
     private mutating func linkAtHead(_ node: Int) {
-        nodes[node].newer = -1
-        nodes[node].older = head
-        if head >= 0 { nodes[head].newer = node }
+        links[node] = Link(newer: -1, older: head)
+        if head >= 0 { links[head].newer = node }
         head = node
         if tail < 0 { tail = node }
     }
 
+    @inline(__always)
     private mutating func unlink(_ node: Int) {
-        let newer = nodes[node].newer
-        let older = nodes[node].older
-        if newer >= 0 { nodes[newer].older = older } else { head = older }
-        if older >= 0 { nodes[older].newer = newer } else { tail = newer }
-        nodes[node].newer = -1
-        nodes[node].older = -1
+        let link = links[node]
+        if link.newer >= 0 { links[link.newer].older = link.older } else { head = link.older }
+        if link.older >= 0 { links[link.older].newer = link.newer } else { tail = link.newer }
+        links[node] = Link(newer: -1, older: -1)
     }
 
     /// Unlinks a node whose key has already left the index, frees it and returns its value.
     private mutating func release(_ node: Int) -> Value? {
         unlink(node)
-        let value = nodes[node].value
-        nodes[node].key = nil
-        nodes[node].value = nil
+        let value = slots[node].value
+        slots[node] = Slot(key: nil, value: nil)
         freeNodes.append(node)
         return value
     }
@@ -175,23 +192,25 @@ extension LRUDictionary {
     ///
     /// - Complexity: O(n).
     func _checkInvariants() {
-        precondition(nodes.count == index.count + freeNodes.count, "every node is either indexed or free")
+        precondition(slots.count == links.count, "every node has a slot and a link")
+        precondition(slots.count == index.count + freeNodes.count, "every node is either indexed or free")
         var seen = Set<Int>()
         var node = head
         var newer = -1
         while node >= 0 {
             precondition(seen.insert(node).inserted, "the list has no cycle")
-            precondition(nodes[node].newer == newer, "back links mirror forward links")
-            let key = nodes[node].key
-            precondition(key != nil && nodes[node].value != nil, "a linked node holds a key and a value")
+            precondition(links[node].newer == newer, "back links mirror forward links")
+            let key = slots[node].key
+            precondition(key != nil && slots[node].value != nil, "a linked node holds a key and a value")
             precondition(index[key!] == node, "the index points at the node holding the key")
             newer = node
-            node = nodes[node].older
+            node = links[node].older
         }
         precondition(tail == newer, "the tail is the last node of the list")
         precondition(seen.count == index.count, "every indexed node is on the list")
         for free in freeNodes {
-            precondition(!seen.contains(free) && nodes[free].key == nil && nodes[free].value == nil, "free nodes are empty and unlinked")
+            precondition(!seen.contains(free) && slots[free].key == nil && slots[free].value == nil, "free nodes are empty")
+            precondition(links[free].newer == -1 && links[free].older == -1, "free nodes are unlinked")
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How the memory layer finds an entry on the hot path: by model type, key and user, all cheap
 /// to hash (the user is interned to a small number, the type is its identity).
@@ -6,15 +6,36 @@ struct MemoryKey: Hashable, Sendable {
     var type: ObjectIdentifier
     var key: String?
     var user: Int
+
+    /// Type and user go in as one word: this hash runs on every memory hit.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt(bitPattern: type) &+ UInt(bitPattern: user) &* 0x9E37_79B9_7F4A_7C15)
+        if let key {
+            hasher.combine(key)
+        } else {
+            hasher.combine(UInt8(0))
+        }
+    }
 }
 
 /// A decoded collection, kept beside its bytes so a memory hit never decodes.
+///
+/// `@usableFromInline` so that the inlinable hit path can unwrap it in the caller's module,
+/// specialised for the caller's model type.
+@usableFromInline
 final class ItemsBox<Model: Sendable>: Sendable {
-    let items: [Model]
+    @usableFromInline let items: [Model]
 
     init(_ items: [Model]) {
         self.items = items
     }
+}
+
+/// What a memory hit hands back: the decoded items (an ``ItemsBox``) and their cached moment.
+@usableFromInline
+struct MemoryHit {
+    @usableFromInline var items: AnyObject
+    @usableFromInline var cachedDate: Date
 }
 
 /// One collection held in memory: its archive record (encoded payload and cached moment), its

@@ -39,13 +39,19 @@ struct MemoryStore {
     /// The entry for `key`, made the most recently used; counts a hit or a miss.
     ///
     /// - Complexity: O(1) on average.
-    mutating func hit(_ key: MemoryKey) -> MemoryEntry? {
-        if let entry = lru.value(forKey: key) ?? detached[key] {
+    mutating func hit(_ key: MemoryKey) -> MemoryHit? {
+        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) })
+            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) }) {
             hits += 1
-            return entry
+            return hit
         }
         misses += 1
         return nil
+    }
+
+    /// What ``hit(_:)`` would answer, without touching the order or the counters.
+    func peekHit(_ key: MemoryKey) -> MemoryHit? {
+        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) }
     }
 
     /// The entry for `key`, without touching the order or the counters.

@@ -1,0 +1,78 @@
+import Foundation
+
+/// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [NAME ...]`
+///
+/// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
+/// NAME filters the benchmarks by substring: memory-hit, cache-items, disk-hit, flush, scaling,
+/// concurrency, resident-memory.
+@main
+struct AppCacheBenchmarks {
+    static let names = ["resident-memory", "memory-hit", "cache-items", "disk-hit", "flush", "scaling", "concurrency"]
+
+    static func main() throws {
+        var quick = false
+        var jsonPath: String?
+        var svgPath: String?
+        var filters: [String] = []
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--quick": quick = true
+            case "--json": jsonPath = arguments.popFirst()
+            case "--svg": svgPath = arguments.popFirst()
+            case "--help", "-h":
+                print("usage: AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [NAME ...]\nnames: \(names.joined(separator: ", "))")
+                return
+            default:
+                guard !argument.hasPrefix("-") else {
+                    FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
+                    exit(2)
+                }
+                filters.append(argument)
+            }
+        }
+        #if DEBUG
+        let banner = String(repeating: "!", count: 78)
+        FileHandle.standardError.write(Data("""
+            \(banner)
+            !! DEBUG BUILD: these timings mean nothing. Run: swift run -c release AppCacheBenchmarks
+            \(banner)\n
+            """.utf8))
+        #endif
+
+        let selected = names.filter { name in filters.isEmpty || filters.contains { name.contains($0) || $0.contains(name) } }
+        guard !selected.isEmpty else {
+            FileHandle.standardError.write(Data("no benchmark matches \(filters); names: \(names.joined(separator: ", "))\n".utf8))
+            exit(2)
+        }
+        let work = FileManager.default.temporaryDirectory.appending(path: "AppCacheBenchmarks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+
+        print("AppCache benchmarks: \(buildConfiguration) build, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run, \(Date())")
+        let report = Report()
+        let scenarios = Scenarios(quick: quick, report: report, workDirectory: work)
+        for name in selected {
+            switch name {
+            case "resident-memory": try scenarios.residentMemory()
+            case "memory-hit": try scenarios.memoryHit()
+            case "cache-items": try scenarios.cacheItems()
+            case "disk-hit": try scenarios.diskHit()
+            case "flush": try scenarios.flush()
+            case "concurrency": try scenarios.concurrency()
+            case "scaling":
+                let series = try scenarios.scaling()
+                if let path = svgPath ?? (quick ? nil : "Benchmarks/scaling.svg") {
+                    let chart = ScalingChart(title: "AppCache: cost per operation as the cache grows", series: series)
+                    try chart.svg().write(toFile: path, atomically: true, encoding: .utf8)
+                    print("\nwrote the scaling chart to \(path)")
+                }
+            default: break
+            }
+        }
+        if let jsonPath {
+            try report.writeJSON(to: URL(filePath: jsonPath), quick: quick)
+            print("\nwrote all results to \(jsonPath)")
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Every figure of a run, printed as it comes and written as JSON at the end.
+final class Report {
+    struct Row: Encodable {
+        var benchmark: String
+        var subject: String
+        var unit: String
+        var median: Double
+        var minimum: Double
+        var maximum: Double
+        /// The subject this row is compared with, measured in the same run.
+        var baseline: String?
+        /// `median / baseline median`: below 1 is faster (for times) or smaller (for bytes).
+        var ratio: Double?
+        var goal: String?
+        var goalMet: Bool?
+        var parameter: Int?
+    }
+
+    private(set) var rows: [Row] = []
+
+    /// Prints and records one benchmark: the AppCache subject first, then each baseline with
+    /// the AppCache figure's ratio to it.
+    func add(
+        _ benchmark: String, parameter: Int? = nil, subject: (String, Measurement),
+        baselines: [(String, Measurement)], goal: (baseline: String, maximumRatio: Double)? = nil
+    ) {
+        print("\n\(benchmark)")
+        let (name, measurement) = subject
+        print(line(name, measurement, note: ""))
+        rows.append(Row(
+            benchmark: benchmark, subject: name, unit: "ns/op", median: measurement.median,
+            minimum: measurement.minimum, maximum: measurement.maximum, parameter: parameter))
+        for (baselineName, baseline) in baselines {
+            let ratio = measurement.median / baseline.median
+            var note = String(format: "AppCache is %.2fx this", ratio)
+            var met: Bool?
+            if let goal, goal.baseline == baselineName {
+                met = ratio <= goal.maximumRatio
+                note += String(format: "  [goal <= %.1fx: %@]", goal.maximumRatio, met! ? "met" : "MISSED")
+            }
+            print(line(baselineName, baseline, note: note))
+            rows.append(Row(
+                benchmark: benchmark, subject: baselineName, unit: "ns/op", median: baseline.median,
+                minimum: baseline.minimum, maximum: baseline.maximum, baseline: name, ratio: ratio,
+                goal: goal.map { String(format: "<= %.1fx", $0.maximumRatio) }, goalMet: met, parameter: parameter))
+        }
+    }
+
+    /// Records a figure that is not a time (bytes, operations per second).
+    func addValue(_ benchmark: String, subject: String, unit: String, value: Double, baseline: (String, Double)? = nil, parameter: Int? = nil) {
+        var text = "  " + subject.padding(toLength: 44, withPad: " ", startingAt: 0) + format(value, unit)
+        var ratio: Double?
+        if let baseline {
+            ratio = value / baseline.1
+            text += String(format: "   (%.2fx %@: %@)", ratio!, baseline.0, format(baseline.1, unit))
+        }
+        print(text)
+        rows.append(Row(
+            benchmark: benchmark, subject: subject, unit: unit, median: value, minimum: value, maximum: value,
+            baseline: baseline?.0, ratio: ratio, parameter: parameter))
+    }
+
+    func writeJSON(to url: URL, quick: Bool) throws {
+        struct Document: Encodable {
+            var date: String
+            var cores: Int
+            var build: String
+            var quick: Bool
+            var results: [Row]
+        }
+        let document = Document(
+            date: ISO8601DateFormatter().string(from: Date()), cores: ProcessInfo.processInfo.activeProcessorCount,
+            build: buildConfiguration, quick: quick, results: rows)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(document).write(to: url)
+    }
+
+    private func line(_ name: String, _ measurement: Measurement, note: String) -> String {
+        "  " + name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            + formatNanoseconds(measurement.median).padding(toLength: 11, withPad: " ", startingAt: 0)
+            + "(min \(formatNanoseconds(measurement.minimum)), max \(formatNanoseconds(measurement.maximum)))"
+            + (note.isEmpty ? "" : "  " + note)
+    }
+
+    private func format(_ value: Double, _ unit: String) -> String {
+        switch unit {
+        case "bytes": return String(format: "%.1f MiB", value / 1_048_576)
+        case "ops/s": return String(format: "%.0f ops/s", value)
+        default: return String(format: "%.2f %@", value, unit)
+        }
+    }
+}
+
+#if DEBUG
+let buildConfiguration = "debug"
+#else
+let buildConfiguration = "release"
+#endif

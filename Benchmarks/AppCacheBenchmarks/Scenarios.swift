@@ -1,0 +1,325 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+/// The benchmarks, each measuring AppCache beside the baselines a user would otherwise reach
+/// for, in the same run.
+struct Scenarios {
+    let quick: Bool
+    let report: Report
+    let workDirectory: URL
+
+    private var runs: Int { quick ? 5 : 15 }
+    private let menu = MenuItem.sampleMenu(count: 100)
+    private let smallCollection = MenuItem.sampleMenu(count: 1)
+
+    /// A fresh cache root under the work directory.
+    private func root(_ name: String) -> URL {
+        workDirectory.appending(path: "\(name)-\(UUID().uuidString)", directoryHint: .isDirectory)
+    }
+
+    private func configuration(_ root: URL) -> AppCache.Configuration {
+        AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "bench")
+    }
+
+    // MARK: - 1. Memory hit
+
+    func memoryHit() throws {
+        let keys = (0..<100).map { "restaurant-\($0)" }
+        let cache = try AppCache(configuration: configuration(root("memory-hit")))
+        var dictionary: [String: [MenuItem]] = [:]
+        let nsCache = NSCache<NSString, MenuBox>()
+        let nsKeys = keys.map { $0 as NSString }
+        for (index, key) in keys.enumerated() {
+            try cache.cacheItems(menu, forKey: key)
+            dictionary[key] = menu
+            nsCache.setObject(MenuBox(menu), forKey: nsKeys[index])
+        }
+        let iterations = quick ? 20_000 : 200_000
+        let appCache = Measurement.of(runs: runs, iterations: iterations) { count in
+            for index in 0..<count { blackHole(try? cache.getCachedItems(MenuItem.self, forKey: keys[index % 100])) }
+        }
+        let plain = Measurement.of(runs: runs, iterations: iterations) { count in
+            for index in 0..<count { blackHole(dictionary[keys[index % 100]]) }
+        }
+        let ns = Measurement.of(runs: runs, iterations: iterations) { count in
+            for index in 0..<count { blackHole(nsCache.object(forKey: nsKeys[index % 100])?.items) }
+        }
+        report.add(
+            "memory-hit: getCachedItems of 100 MenuItems held in memory (100 collections)",
+            subject: ("AppCache.getCachedItems", appCache),
+            baselines: [("Dictionary<String, [MenuItem]> lookup", plain), ("NSCache lookup", ns)],
+            goal: ("Dictionary<String, [MenuItem]> lookup", 2.0))
+    }
+
+    // MARK: - 2. cacheItems
+
+    func cacheItems() throws {
+        let cache = try AppCache(configuration: configuration(root("cache-items")))
+        let seedDirectory = root("seed-archive")
+        try FileManager.default.createDirectory(at: seedDirectory, withIntermediateDirectories: true)
+        let seedFile = seedDirectory.appending(path: "MenuItems.archive")
+        let iterations = quick ? 30 : 200
+        let appCache = Measurement.of(runs: runs, iterations: iterations) { count in
+            for _ in 0..<count { try? cache.cacheItems(menu, forKey: "menu") }
+        }
+        let encodeOnly = Measurement.of(runs: runs, iterations: iterations) { count in
+            for _ in 0..<count { blackHole(try? JSONEncoder().encode(menu)) }
+        }
+        let seed = Measurement.of(runs: runs, iterations: max(iterations / 4, 10)) { count in
+            for _ in 0..<count {
+                try? JSONEncoder().encode(menu).write(to: seedFile, options: .atomic)
+            }
+        }
+        report.add(
+            "cache-items: cacheItems of 100 MenuItems (write-back, default configuration)",
+            subject: ("AppCache.cacheItems", appCache),
+            baselines: [("JSONEncoder.encode alone", encodeOnly), ("encode + Data.write(.atomic) per save (the seed's way)", seed)],
+            goal: ("JSONEncoder.encode alone", 1.2))
+    }
+
+    // MARK: - 3. Disk hit
+
+    func diskHit() throws {
+        let cacheRoot = root("disk-hit")
+        try AppCache(configuration: configuration(cacheRoot)).cacheItems(menu)  // flushed by deinit
+        let plainFile = root("disk-hit-plain")
+        try FileManager.default.createDirectory(at: plainFile, withIntermediateDirectories: true)
+        let plainPath = plainFile.appending(path: "menu.json")
+        try JSONEncoder().encode(menu).write(to: plainPath)
+        let count = quick ? 10 : 60
+        let appCache = try Measurement.each(runs: count, setup: { try AppCache(configuration: configuration(cacheRoot)) }) { cache in
+            blackHole(try cache.getCachedItems(MenuItem.self))
+        }
+        let plain = try Measurement.each(runs: count, setup: {}) { _ in
+            blackHole(try JSONDecoder().decode([MenuItem].self, from: Data(contentsOf: plainPath)))
+        }
+        report.add(
+            "disk-hit: getCachedItems of 100 MenuItems from a fresh instance (warm page cache)",
+            subject: ("AppCache.getCachedItems (read, verify, decode)", appCache),
+            baselines: [("Data(contentsOf:) + JSONDecoder", plain)])
+    }
+
+    // MARK: - 4. Flush
+
+    func flush() throws {
+        let collections = quick ? 20 : 100
+        var settings = configuration(root("flush"))
+        settings.writeBackDelay = nil
+        let cache = try AppCache(configuration: settings)
+        let keys = (0..<collections).map { "menu-\($0)" }
+        let count = quick ? 3 : 10
+        let appCache = try Measurement.each(runs: count, setup: {
+            for key in keys { try cache.cacheItems(menu, forKey: key) }
+        }) { _ in
+            try cache.flush()
+        }
+        let plainDirectory = root("flush-plain")
+        try FileManager.default.createDirectory(at: plainDirectory, withIntermediateDirectories: true)
+        let payload = try JSONEncoder().encode(menu)
+        let paths = keys.map { plainDirectory.appending(path: "\($0).json").path(percentEncoded: false) }
+        let plain = try Measurement.each(runs: count, setup: {}) { _ in
+            for path in paths { try PlainFiles.writeAndRename(payload, to: path) }
+        }
+        report.add(
+            "flush: writing \(collections) dirty collections of 100 MenuItems (per flush)",
+            parameter: collections,
+            subject: ("AppCache.flush", appCache),
+            baselines: [("loop: write \(collections) files + rename, no fsync", plain)])
+    }
+
+    // MARK: - 5. Scaling
+
+    /// Returns the chart series: hit and write cost against entries held.
+    func scaling() throws -> [ScalingChart.Series] {
+        let sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000]
+        var hitSeries = ScalingChart.Series(name: "AppCache memory hit", color: "#1f77b4", points: [])
+        var dictionarySeries = ScalingChart.Series(name: "Dictionary lookup", color: "#999999", points: [])
+        var writeSeries = ScalingChart.Series(name: "AppCache cacheItems", color: "#d62728", points: [])
+        var firstHit: Double?
+        var firstWrite: Double?
+        for size in sizes {
+            var settings = configuration(root("scaling"))
+            settings.memoryEntryLimit = size + 1
+            settings.memoryByteLimit = Int.max / 2
+            settings.writeBackDelay = nil
+            let cache = try AppCache(configuration: settings)
+            let keys = (0..<size).map { "k\($0)" }
+            var dictionary: [String: [MenuItem]] = [:]
+            dictionary.reserveCapacity(size)
+            for key in keys {
+                try cache.cacheItems(smallCollection, forKey: key)
+                dictionary[key] = smallCollection
+            }
+            // A working set of 1,000 keys spread over the whole population.
+            var random = SystemRandomNumberGenerator()
+            let hot = (0..<1_000).map { _ in keys[Int.random(in: 0..<size, using: &random)] }
+            let iterations = quick ? 20_000 : 100_000
+            let hit = Measurement.of(runs: runs, iterations: iterations) { count in
+                for index in 0..<count { blackHole(try? cache.getCachedItems(MenuItem.self, forKey: hot[index % hot.count])) }
+            }
+            let plain = Measurement.of(runs: runs, iterations: iterations) { count in
+                for index in 0..<count { blackHole(dictionary[hot[index % hot.count]]) }
+            }
+            let writes = quick ? 500 : 2_000
+            let write = Measurement.of(runs: runs, iterations: writes) { count in
+                for index in 0..<count { try? cache.cacheItems(smallCollection, forKey: hot[index % hot.count]) }
+            }
+            firstHit = firstHit ?? hit.median
+            firstWrite = firstWrite ?? write.median
+            report.add(
+                "scaling-hit: memory hit with \(size) entries cached", parameter: size,
+                subject: ("AppCache.getCachedItems", hit),
+                baselines: [("Dictionary<String, [MenuItem]> lookup", plain)])
+            report.add(
+                "scaling-write: cacheItems of 1 MenuItem with \(size) entries cached", parameter: size,
+                subject: ("AppCache.cacheItems", write), baselines: [])
+            print(String(format: "  growth since %d entries: hit %.2fx, cacheItems %.2fx  [goal <= 1.5x: %@]",
+                         sizes[0], hit.median / firstHit!, write.median / firstWrite!,
+                         max(hit.median / firstHit!, write.median / firstWrite!) <= 1.5 ? "met" : "MISSED"))
+            hitSeries.points.append((Double(size), hit.median))
+            dictionarySeries.points.append((Double(size), plain.median))
+            writeSeries.points.append((Double(size), write.median))
+        }
+        try initScaling()
+        return [hitSeries, dictionarySeries, writeSeries]
+    }
+
+    /// `AppCache.init` on roots holding more and more archives, against an empty root.
+    private func initScaling() throws {
+        let counts = quick ? [0, 1_000] : [0, 1_000, 10_000, 100_000]
+        let archive = try sampleArchive()
+        var empty: Measurement?
+        for count in counts {
+            let cacheRoot = root("init")
+            let directory = cacheRoot.appending(path: "version-1/user-bench")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            for index in 0..<count {
+                try PlainFiles.create(archive, at: directory.appending(path: "%4denu%49tems+k\(index).archive").path(percentEncoded: false))
+            }
+            let opening = try Measurement.each(runs: quick ? 10 : 40, setup: {}) { _ in
+                blackHole(try AppCache(configuration: configuration(cacheRoot)))
+            }
+            empty = empty ?? opening
+            report.add(
+                "scaling-init: AppCache.init on a root holding \(count) archives", parameter: count,
+                subject: ("AppCache.init", opening), baselines: count == 0 ? [] : [("AppCache.init on an empty root", empty!)])
+        }
+    }
+
+    private func sampleArchive() throws -> Data {
+        let cacheRoot = root("sample")
+        var settings = configuration(cacheRoot)
+        settings.writeBackDelay = .zero
+        try AppCache(configuration: settings).cacheItems(smallCollection)
+        let path = cacheRoot.appending(path: "version-1/user-bench/%4denu%49tems.archive")
+        return try Data(contentsOf: path)
+    }
+
+    // MARK: - 6. Concurrency
+
+    func concurrency() throws {
+        let keys = (0..<100).map { "restaurant-\($0)" }
+        let menu = menu
+        let operationsPerThread = quick ? 1_000 : 10_000
+        for threads in [1, 2, 4] {
+            let cache = try AppCache(configuration: configuration(root("concurrency")))
+            for key in keys { try cache.cacheItems(menu, forKey: key) }
+            let appCache = mixedLoad(threads: threads, operations: operationsPerThread) { thread, index in
+                let key = keys[(index * 7 + thread) % keys.count]
+                if index % 10 == 0 {
+                    try? cache.cacheItems(menu, forKey: key)
+                } else {
+                    blackHole(try? cache.getCachedItems(MenuItem.self, forKey: key))
+                }
+            }
+            let baseline = LockedDictionary(keys.map { ($0, menu) })
+            let plain = mixedLoad(threads: threads, operations: operationsPerThread) { thread, index in
+                let key = keys[(index * 7 + thread) % keys.count]
+                if index % 10 == 0 {
+                    baseline.store(menu, payload: (try? JSONEncoder().encode(menu)) ?? Data(), forKey: key)
+                } else {
+                    blackHole(baseline.items(forKey: key))
+                }
+            }
+            report.addValue(
+                "concurrency: 90% getCachedItems / 10% cacheItems of 100 MenuItems", subject: "AppCache, \(threads) thread(s)",
+                unit: "ops/s", value: appCache, baseline: ("NSLock + Dictionary, encoding on write", plain), parameter: threads)
+        }
+    }
+
+    /// Runs `operation` on `threads` threads, `operations` times each; returns operations per
+    /// second over all threads.
+    private func mixedLoad(threads: Int, operations: Int, _ operation: @Sendable (Int, Int) -> Void) -> Double {
+        // Warm up once, then time the whole load.
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<(operations / 10) { operation(thread, index) }
+        }
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                for index in 0..<operations { operation(thread, index) }
+            }
+        }
+        return Double(threads * operations) / (elapsed.nanoseconds / 1e9)
+    }
+
+    // MARK: - 7. Resident memory
+
+    func residentMemory() throws {
+        let count = quick ? 10_000 : 100_000
+        var settings = configuration(root("resident"))
+        settings.memoryEntryLimit = count + 1
+        settings.memoryByteLimit = Int.max / 2
+        settings.writeBackDelay = nil
+        let cache = try AppCache(configuration: settings)
+        let collections = (0..<count).map { MenuItem.sampleMenu(count: 1, seed: $0) }
+        guard let before = ResidentMemory.current() else {
+            print("\nresident-memory: not measured (no /proc/self/statm on this platform)")
+            return
+        }
+        for (index, collection) in collections.enumerated() {
+            try cache.cacheItems(collection, forKey: "k\(index)")
+        }
+        guard let after = ResidentMemory.current() else { return }
+        let statistics = cache.memoryStatistics
+        print("\nresident-memory: after caching \(count) collections of 1 MenuItem (the items themselves already resident)")
+        report.addValue(
+            "resident-memory", subject: "resident growth", unit: "bytes", value: Double(after - before),
+            baseline: ("encoded bytes cached", Double(statistics.bytes)), parameter: count)
+        report.addValue(
+            "resident-memory", subject: "resident growth per collection", unit: "bytes/entry",
+            value: Double(after - before) / Double(count), parameter: count)
+        blackHole(collections)
+        blackHole(cache)
+    }
+}
+
+/// `NSCache` stores objects.
+final class MenuBox {
+    let items: [MenuItem]
+    init(_ items: [MenuItem]) { self.items = items }
+}
+
+/// The concurrency baseline: a dictionary behind one lock, keeping bytes and items as a
+/// write-back cache must.
+final class LockedDictionary: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String: ([MenuItem], Data)] = [:]
+
+    init(_ initial: [(String, [MenuItem])]) {
+        for (key, items) in initial { entries[key] = (items, Data()) }
+    }
+
+    func store(_ items: [MenuItem], payload: Data, forKey key: String) {
+        lock.lock()
+        entries[key] = (items, payload)
+        lock.unlock()
+    }
+
+    func items(forKey key: String) -> [MenuItem]? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[key]?.0
+    }
+}
