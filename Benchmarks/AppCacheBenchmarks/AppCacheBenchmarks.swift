@@ -1,6 +1,6 @@
 import Foundation
 
-/// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [NAME ...]`
+/// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [--sizes N,N,...] [NAME ...]`
 ///
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
 /// NAME filters the benchmarks by substring: memory-hit, cache-items, disk-hit, flush, scaling,
@@ -14,14 +14,21 @@ struct AppCacheBenchmarks {
         var jsonPath: String?
         var svgPath: String?
         var filters: [String] = []
+        var sizes: [Int]?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "--quick": quick = true
             case "--json": jsonPath = arguments.popFirst()
             case "--svg": svgPath = arguments.popFirst()
+            case "--sizes":
+                sizes = arguments.popFirst()?.split(separator: ",").compactMap { Int($0) }
+                guard let sizes, !sizes.isEmpty, sizes.allSatisfy({ $0 > 0 }) else {
+                    FileHandle.standardError.write(Data("--sizes takes entry counts, as in 1000,1000000\n".utf8))
+                    exit(2)
+                }
             case "--help", "-h":
-                print("usage: AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [NAME ...]\nnames: \(names.joined(separator: ", "))")
+                emit("usage: AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [--sizes N,N,...] [NAME ...]\nnames: \(names.joined(separator: ", "))\n--sizes: the entry counts of the scaling benchmark")
                 return
             default:
                 guard !argument.hasPrefix("-") else {
@@ -49,9 +56,9 @@ struct AppCacheBenchmarks {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
 
-        print("AppCache benchmarks: \(buildConfiguration) build, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run, \(Date())")
+        emit("AppCache benchmarks: \(buildConfiguration) build, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick" : "full") run, \(Date())")
         let report = Report()
-        let scenarios = Scenarios(quick: quick, report: report, workDirectory: work)
+        let scenarios = Scenarios(quick: quick, report: report, workDirectory: work, scalingSizes: sizes)
         for name in selected {
             switch name {
             case "resident-memory": try scenarios.residentMemory()
@@ -65,14 +72,14 @@ struct AppCacheBenchmarks {
                 if let path = svgPath ?? (quick ? nil : "Benchmarks/scaling.svg") {
                     let chart = ScalingChart(title: "AppCache: cost per operation as the cache grows", series: series)
                     try chart.svg().write(toFile: path, atomically: true, encoding: .utf8)
-                    print("\nwrote the scaling chart to \(path)")
+                    emit("\nwrote the scaling chart to \(path)")
                 }
             default: break
             }
         }
         if let jsonPath {
             try report.writeJSON(to: URL(filePath: jsonPath), quick: quick)
-            print("\nwrote all results to \(jsonPath)")
+            emit("\nwrote all results to \(jsonPath)")
         }
     }
 }

@@ -26,9 +26,9 @@ final class Report {
         _ benchmark: String, parameter: Int? = nil, subject: (String, Measurement),
         baselines: [(String, Measurement)], goal: (baseline: String, maximumRatio: Double)? = nil
     ) {
-        print("\n\(benchmark)")
+        emit("\n\(benchmark)")
         let (name, measurement) = subject
-        print(line(name, measurement, note: ""))
+        emit(line(name, measurement, note: ""))
         rows.append(Row(
             benchmark: benchmark, subject: name, unit: "ns/op", median: measurement.median,
             minimum: measurement.minimum, maximum: measurement.maximum, parameter: parameter))
@@ -40,7 +40,7 @@ final class Report {
                 met = ratio <= goal.maximumRatio
                 note += String(format: "  [goal <= %.1fx: %@]", goal.maximumRatio, met! ? "met" : "MISSED")
             }
-            print(line(baselineName, baseline, note: note))
+            emit(line(baselineName, baseline, note: note))
             rows.append(Row(
                 benchmark: benchmark, subject: baselineName, unit: "ns/op", median: baseline.median,
                 minimum: baseline.minimum, maximum: baseline.maximum, baseline: name, ratio: ratio,
@@ -50,13 +50,14 @@ final class Report {
 
     /// Records a figure that is not a time (bytes, operations per second).
     func addValue(_ benchmark: String, subject: String, unit: String, value: Double, baseline: (String, Double)? = nil, parameter: Int? = nil) {
-        var text = "  " + subject.padding(toLength: 44, withPad: " ", startingAt: 0) + format(value, unit)
+        if rows.last?.benchmark != benchmark { emit("\n\(benchmark)") }
+        var text = "  " + subject.padding(toLength: 58, withPad: " ", startingAt: 0) + format(value, unit)
         var ratio: Double?
         if let baseline {
             ratio = value / baseline.1
             text += String(format: "   (%.2fx %@: %@)", ratio!, baseline.0, format(baseline.1, unit))
         }
-        print(text)
+        emit(text)
         rows.append(Row(
             benchmark: benchmark, subject: subject, unit: unit, median: value, minimum: value, maximum: value,
             baseline: baseline?.0, ratio: ratio, parameter: parameter))
@@ -79,7 +80,7 @@ final class Report {
     }
 
     private func line(_ name: String, _ measurement: Measurement, note: String) -> String {
-        "  " + name.padding(toLength: 44, withPad: " ", startingAt: 0)
+        "  " + name.padding(toLength: 58, withPad: " ", startingAt: 0)
             + formatNanoseconds(measurement.median).padding(toLength: 11, withPad: " ", startingAt: 0)
             + "(min \(formatNanoseconds(measurement.minimum)), max \(formatNanoseconds(measurement.maximum)))"
             + (note.isEmpty ? "" : "  " + note)
@@ -99,3 +100,8 @@ let buildConfiguration = "debug"
 #else
 let buildConfiguration = "release"
 #endif
+
+/// Prints a line at once, unbuffered, so a long run shows its progress even into a pipe.
+func emit(_ line: String = "") {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -8,6 +8,8 @@ struct Scenarios {
     let quick: Bool
     let report: Report
     let workDirectory: URL
+    /// The entry counts of the scaling benchmark, if not the default.
+    var scalingSizes: [Int]?
 
     private var runs: Int { quick ? 5 : 15 }
     private let menu = MenuItem.sampleMenu(count: 100)
@@ -132,7 +134,7 @@ struct Scenarios {
 
     /// Returns the chart series: hit and write cost against entries held.
     func scaling() throws -> [ScalingChart.Series] {
-        let sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000]
+        let sizes = scalingSizes ?? (quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000])
         var hitSeries = ScalingChart.Series(name: "AppCache memory hit", color: "#1f77b4", points: [])
         var dictionarySeries = ScalingChart.Series(name: "Dictionary lookup", color: "#999999", points: [])
         var writeSeries = ScalingChart.Series(name: "AppCache cacheItems", color: "#d62728", points: [])
@@ -174,7 +176,7 @@ struct Scenarios {
             report.add(
                 "scaling-write: cacheItems of 1 MenuItem with \(size) entries cached", parameter: size,
                 subject: ("AppCache.cacheItems", write), baselines: [])
-            print(String(format: "  growth since %d entries: hit %.2fx, cacheItems %.2fx  [goal <= 1.5x: %@]",
+            emit(String(format: "  growth since %d entries: hit %.2fx, cacheItems %.2fx  [goal <= 1.5x: %@]",
                          sizes[0], hit.median / firstHit!, write.median / firstWrite!,
                          max(hit.median / firstHit!, write.median / firstWrite!) <= 1.5 ? "met" : "MISSED"))
             hitSeries.points.append((Double(size), hit.median))
@@ -275,7 +277,7 @@ struct Scenarios {
         let cache = try AppCache(configuration: settings)
         let collections = (0..<count).map { MenuItem.sampleMenu(count: 1, seed: $0) }
         guard let before = ResidentMemory.current() else {
-            print("\nresident-memory: not measured (no /proc/self/statm on this platform)")
+            emit("\nresident-memory: not measured (no /proc/self/statm on this platform)")
             return
         }
         for (index, collection) in collections.enumerated() {
@@ -283,12 +285,11 @@ struct Scenarios {
         }
         guard let after = ResidentMemory.current() else { return }
         let statistics = cache.memoryStatistics
-        print("\nresident-memory: after caching \(count) collections of 1 MenuItem (the items themselves already resident)")
         report.addValue(
-            "resident-memory", subject: "resident growth", unit: "bytes", value: Double(after - before),
+            "resident-memory: after caching \(count) collections of 1 MenuItem (the items were already resident)", subject: "resident growth", unit: "bytes", value: Double(after - before),
             baseline: ("encoded bytes cached", Double(statistics.bytes)), parameter: count)
         report.addValue(
-            "resident-memory", subject: "resident growth per collection", unit: "bytes/entry",
+            "resident-memory: after caching \(count) collections of 1 MenuItem (the items were already resident)", subject: "resident growth per collection", unit: "bytes/entry",
             value: Double(after - before) / Double(count), parameter: count)
         blackHole(collections)
         blackHole(cache)

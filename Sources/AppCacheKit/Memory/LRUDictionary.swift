@@ -6,23 +6,18 @@
 /// ``modifyValue(forKey:_:)`` leave the order alone. Not thread-safe: it lives inside the cache's
 /// lock.
 struct LRUDictionary<Key: Hashable, Value> {
-    /// A node's contents; `nil` while the node is free.
+    /// A node: its contents (`nil` while the node is free) and its place in the list, side by
+    /// side, so that a hit reads the value and relinks the node in the same cache line.
     private struct Slot {
         var key: Key?
         var value: Value?
-    }
-
-    /// A node's place in the list. Kept apart from the slots, so that moving a node to the head
-    /// touches only this small, dense array, not the (large) values of its neighbours.
-    private struct Link {
         /// Towards the most recently used end; `-1` at the head.
-        var newer: Int
+        var newer: Int = -1
         /// Towards the least recently used end; `-1` at the tail.
-        var older: Int
+        var older: Int = -1
     }
 
     private var slots: [Slot] = []
-    private var links: [Link] = []
     private var index: [Key: Int] = [:]
     private var freeNodes: [Int] = []
     /// The most recently used node, or `-1`.
@@ -96,7 +91,6 @@ struct LRUDictionary<Key: Hashable, Value> {
         } else {
             node = slots.count
             slots.append(Slot(key: key, value: value))
-            links.append(Link(newer: -1, older: -1))
         }
         index[key] = node
         linkAtHead(node)
@@ -146,7 +140,7 @@ struct LRUDictionary<Key: Hashable, Value> {
         var node = head
         while node >= 0 {
             elements.append((slots[node].key!, slots[node].value!))
-            node = links[node].older
+            node = slots[node].older
         }
         return elements
     }
@@ -162,18 +156,21 @@ struct LRUDictionary<Key: Hashable, Value> {
 
     @inline(__always)
     private mutating func linkAtHead(_ node: Int) {
-        links[node] = Link(newer: -1, older: head)
-        if head >= 0 { links[head].newer = node }
+        slots[node].newer = -1
+        slots[node].older = head
+        if head >= 0 { slots[head].newer = node }
         head = node
         if tail < 0 { tail = node }
     }
 
     @inline(__always)
     private mutating func unlink(_ node: Int) {
-        let link = links[node]
-        if link.newer >= 0 { links[link.newer].older = link.older } else { head = link.older }
-        if link.older >= 0 { links[link.older].newer = link.newer } else { tail = link.newer }
-        links[node] = Link(newer: -1, older: -1)
+        let newer = slots[node].newer
+        let older = slots[node].older
+        if newer >= 0 { slots[newer].older = older } else { head = older }
+        if older >= 0 { slots[older].newer = newer } else { tail = newer }
+        slots[node].newer = -1
+        slots[node].older = -1
     }
 
     /// Unlinks a node whose key has already left the index, frees it and returns its value.
@@ -192,25 +189,24 @@ extension LRUDictionary {
     ///
     /// - Complexity: O(n).
     func _checkInvariants() {
-        precondition(slots.count == links.count, "every node has a slot and a link")
         precondition(slots.count == index.count + freeNodes.count, "every node is either indexed or free")
         var seen = Set<Int>()
         var node = head
         var newer = -1
         while node >= 0 {
             precondition(seen.insert(node).inserted, "the list has no cycle")
-            precondition(links[node].newer == newer, "back links mirror forward links")
+            precondition(slots[node].newer == newer, "back links mirror forward links")
             let key = slots[node].key
             precondition(key != nil && slots[node].value != nil, "a linked node holds a key and a value")
             precondition(index[key!] == node, "the index points at the node holding the key")
             newer = node
-            node = links[node].older
+            node = slots[node].older
         }
         precondition(tail == newer, "the tail is the last node of the list")
         precondition(seen.count == index.count, "every indexed node is on the list")
         for free in freeNodes {
             precondition(!seen.contains(free) && slots[free].key == nil && slots[free].value == nil, "free nodes are empty")
-            precondition(links[free].newer == -1 && links[free].older == -1, "free nodes are unlinked")
+            precondition(slots[free].newer == -1 && slots[free].older == -1, "free nodes are unlinked")
         }
     }
 }

@@ -38,22 +38,44 @@ struct MemoryHit {
     @usableFromInline var cachedDate: Date
 }
 
-/// One collection held in memory: its archive record (encoded payload and cached moment), its
-/// decoded items, and whether the archive on disk is behind it.
+/// One collection held in memory: its decoded items and cached moment (read on every hit, so
+/// kept inline and small), whether the archive on disk is behind it, and, behind one reference,
+/// the archive record (encoded payload) and where it belongs on disk.
 struct MemoryEntry {
-    /// Where the collection lives on disk.
-    var archiveKey: ArchiveKey
-    /// The bytes and facts an archive would hold; `cachedDate` is the moment the items were
-    /// cached, and becomes the archive's modification date when it is written.
-    var record: ArchiveRecord
+    /// The facts a hit does not need, out of line so that entries stay small in the LRU.
+    private final class Details: Sendable {
+        let archiveKey: ArchiveKey
+        let record: ArchiveRecord
+
+        init(archiveKey: ArchiveKey, record: ArchiveRecord) {
+            self.archiveKey = archiveKey
+            self.record = record
+        }
+    }
+
     /// An `ItemsBox` of the model type in the entry's ``MemoryKey``.
     var items: AnyObject
+    /// The moment the items were cached; becomes the archive's modification date when written.
+    let cachedDate: Date
     /// Whether the archive on disk is older than this entry.
     var isDirty: Bool
     /// Bumped by every store, so a write that finishes after a newer store does not mark the
     /// newer one clean.
     var generation: UInt64 = 0
-
     /// What the entry counts against the memory byte limit: its encoded size.
-    var cost: Int { record.payload.count }
+    let cost: Int
+    private let details: Details
+
+    init(archiveKey: ArchiveKey, record: ArchiveRecord, items: AnyObject, isDirty: Bool) {
+        self.items = items
+        cachedDate = record.cachedDate
+        self.isDirty = isDirty
+        cost = record.payload.count
+        details = Details(archiveKey: archiveKey, record: record)
+    }
+
+    /// Where the collection lives on disk.
+    var archiveKey: ArchiveKey { details.archiveKey }
+    /// The bytes and facts an archive would hold.
+    var record: ArchiveRecord { details.record }
 }

@@ -40,8 +40,8 @@ struct MemoryStore {
     ///
     /// - Complexity: O(1) on average.
     mutating func hit(_ key: MemoryKey) -> MemoryHit? {
-        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) })
-            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) }) {
+        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.cachedDate) })
+            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.cachedDate) }) {
             hits += 1
             return hit
         }
@@ -51,7 +51,7 @@ struct MemoryStore {
 
     /// What ``hit(_:)`` would answer, without touching the order or the counters.
     func peekHit(_ key: MemoryKey) -> MemoryHit? {
-        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.record.cachedDate) }
+        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.cachedDate) }
     }
 
     /// The entry for `key`, without touching the order or the counters.
