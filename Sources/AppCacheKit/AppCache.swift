@@ -114,12 +114,18 @@ public final class AppCache: Sendable {
     /// - Parameters:
     ///   - items: the collection to cache; an empty one is cached as empty, not removed.
     ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - timeToLive: how long the items may be returned at all, from now; `nil` (the default)
+    ///     for no limit. Unlike staleness this is a hard limit: once it has passed, reads miss
+    ///     and the collection is removed where it is found, unless it is pinned. It is stored
+    ///     in the archive header, not in a file date.
     /// - Throws: `encodingFailed` when the items cannot be encoded. With a `writeBackDelay` of
     ///   `.zero`, also `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure` when the
     ///   archive cannot be written. In every case what was cached before stays as it was.
     ///   (With write-back, a failed write is reported to `diagnostics` and retried by the next
     ///   flush; the items stay in memory.)
-    public func cacheItems<Model: CacheableModel>(_ items: [Model], forKey key: String? = nil) throws {
+    public func cacheItems<Model: CacheableModel>(
+        _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil
+    ) throws {
         let info = typeInfo(Model.self)
         let codec = PayloadCodec.json
         let payload: Data
@@ -131,9 +137,10 @@ public final class AppCache: Sendable {
                 message: "The items could not be encoded; nothing was cached.",
                 cacheName: info.cacheName, key: key, underlyingError: error)
         }
+        let now = configuration.now()
         let record = ArchiveRecord(
             payload: payload, codec: codec.rawValue, schemaVersion: Int64(Model.schemaVersion),
-            cachedDate: configuration.now())
+            cachedDate: now, expiry: timeToLive.map { now.addingTimeInterval(Self.seconds($0)) })
         let type = ObjectIdentifier(Model.self)
         let writeThrough = configuration.writeBackDelay == .zero
 
@@ -173,7 +180,7 @@ public final class AppCache: Sendable {
     public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
         // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
         // lookup and an unchecked cast, with no generic metadata lookups.
-        if let hit = memoryHit(ObjectIdentifier(Model.self), key) {
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), hit.expiry == nil || isLive(hit) {
             return unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
         }
         return try loadAfterMiss(Model.self, key: key)?.items
@@ -188,7 +195,7 @@ public final class AppCache: Sendable {
     ) throws -> CachedCollection<Model>? {
         let items: [Model]
         let cachedDate: Date
-        if let hit = memoryHit(ObjectIdentifier(Model.self), key) {
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), hit.expiry == nil || isLive(hit) {
             items = unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
             cachedDate = hit.cachedDate
         } else {
@@ -212,17 +219,24 @@ public final class AppCache: Sendable {
         return Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold)
     }
 
-    /// When the collection of `Model` under `key` was cached; `nil` when there is none.
+    /// When the collection of `Model` under `key` was cached; `nil` when there is none (or it
+    /// has expired).
     ///
-    /// Reads the date only (from memory, or the archive's modification date), never the items.
+    /// Reads the date only (from memory, or the archive's header and modification date), never
+    /// the items.
     public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
         let info = typeInfo(Model.self)
-        let (date, user) = state.withLock { state -> (Date?, String?) in
+        let now = configuration.now()
+        let (found, user) = state.withLock { state -> ((date: Date, isExpired: Bool)?, String?) in
             let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
-            let date = state.memory.owner(of: archiveKey).flatMap { state.memory.peek($0) }?.record.cachedDate
-            return (date, state.user)
+            let entry = state.memory.owner(of: archiveKey).flatMap { state.memory.peek($0) }
+            return (entry.map { ($0.cachedDate, $0.record.isExpired(at: now)) }, state.user)
         }
-        return date ?? store.cachedDate(forKey: ArchiveKey(user: user, cacheName: info.cacheName, key: key))
+        if let found { return found.isExpired ? nil : found.date }
+        guard let archive = store.summary(forKey: ArchiveKey(user: user, cacheName: info.cacheName, key: key)) else {
+            return nil
+        }
+        return archive.record.isExpired(at: now) ? nil : archive.record.cachedDate
     }
 
     /// Removes the collection of `Model` under `key` for the current user, from memory and
@@ -245,9 +259,15 @@ public final class AppCache: Sendable {
     /// Removes every collection of the current user (of every type and key), from memory and
     /// disk.
     ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
-    ///   out of view; the archives are then unchanged.
-    public func removeAll() throws {
+    /// - Parameter includingPinned: whether pinned collections go too (the default); with
+    ///   `false` they stay, in memory and on disk.
+    /// - Throws: `permissionDenied` or `ioFailure` when the archives cannot be removed; with
+    ///   `includingPinned` the user's directory leaves view in one step, so then nothing changed.
+    public func removeAll(includingPinned: Bool = true) throws {
+        guard includingPinned else {
+            try removeArchives(ofAllUsers: false) { !$0.isPinned }
+            return
+        }
         let leftover = try diskWrites.withLock { _ in
             let user = state.withLock { state in
                 state.memory.removeAll(user: state.userSlot)
@@ -256,6 +276,81 @@ public final class AppCache: Sendable {
             return try store.removeAll(user: user)
         }
         reportAll(leftover.map { [$0] } ?? [])
+    }
+
+    /// Removes every expired collection that is not pinned, of every user, from memory and
+    /// disk. Reads never return expired collections anyway; this reclaims their space.
+    ///
+    /// - Complexity: reads the header of every archive of the current version.
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed or an
+    ///   archive cannot be removed.
+    public func removeExpired() throws {
+        let now = configuration.now()
+        try removeArchives(ofAllUsers: true) { $0.isExpired(at: now) }
+    }
+
+    /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared
+    /// space. The current user stays the current user.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
+    ///   out of view; their archives are then unchanged.
+    public func removeUser(_ user: String?) throws {
+        let leftover = try diskWrites.withLock { _ in
+            state.withLock { state in
+                if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
+            }
+            return try store.removeAll(user: user)
+        }
+        reportAll(leftover.map { [$0] } ?? [])
+    }
+
+    /// Removes the data of every user and of the shared space, from memory and disk.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the version's directory cannot be
+    ///   moved out of view; the archives are then unchanged.
+    public func removeAllUsers() throws {
+        let leftover = try diskWrites.withLock { _ in
+            state.withLock { state in
+                for slot in state.userSlots.values { state.memory.removeAll(user: slot) }
+            }
+            return try store.removeAllUsers()
+        }
+        reportAll(leftover.map { [$0] } ?? [])
+    }
+
+    /// Pins the collection of `Model` under `key`: it ignores its time to live until unpinned.
+    ///
+    /// The pin is kept in the archive's header, so it survives relaunches.
+    ///
+    /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
+    ///   or `ioFailure` when the archive cannot be rewritten.
+    public func pin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        try setPinned(true, Model.self, key: key)
+    }
+
+    /// Unpins the collection of `Model` under `key`: its time to live applies again.
+    ///
+    /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
+    ///   or `ioFailure` when the archive cannot be rewritten.
+    public func unpin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        try setPinned(false, Model.self, key: key)
+    }
+
+    /// The collections of the current user, from memory and disk, without decoding any items.
+    ///
+    /// Archives that cannot be read are left out (a read of them reports why).
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entries() throws -> [CacheEntry] {
+        let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
+        return try listEntries(memoryUser: slot, paths: store.archivePaths(user: user))
+    }
+
+    /// The collections of every user, from memory and disk, without decoding any items.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entriesOfAllUsers() throws -> [CacheEntry] {
+        try listEntries(memoryUser: nil, paths: store.archivePathsOfAllUsers())
     }
 
     /// Makes `user` the current user: from now on reads and writes see only that user's
@@ -289,6 +384,93 @@ public final class AppCache: Sendable {
 
     // MARK: - Internal
 
+    private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
+        let info = typeInfo(Model.self)
+        let failure = try diskWrites.withLock { _ -> AppCacheError? in
+            let (archiveKey, entry) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
+                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                guard state.memory.setPinned(pinned, for: archiveKey), let owner = state.memory.owner(of: archiveKey),
+                    let entry = state.memory.peek(owner)
+                else { return (archiveKey, nil) }
+                return (archiveKey, (owner, entry))
+            }
+            if let entry {
+                // Write the entry now, pin and all, as a flush would.
+                try store.store(entry.entry.record, forKey: archiveKey)
+                state.withLock { $0.memory.didWrite(entry.key, generation: entry.entry.generation, spilled: false) }
+                return nil
+            }
+            guard var record = try store.value(forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)),
+                !record.isExpired(at: configuration.now())
+            else {
+                return AppCacheError(
+                    code: .notCached, message: "There is no cached collection to \(pinned ? "pin" : "unpin").",
+                    cacheName: info.cacheName, key: key)
+            }
+            record.isPinned = pinned
+            try store.store(record, forKey: archiveKey)
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Removes the archives (of the current user, or all users) whose records `shouldRemove`
+    /// picks, and the memory entries it picks.
+    private func removeArchives(ofAllUsers: Bool, where shouldRemove: (ArchiveRecord) -> Bool) throws {
+        try diskWrites.withLock { _ in
+            let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
+            let doomed = state.withLock { state in
+                state.memory.entries(user: ofAllUsers ? nil : slot).filter { shouldRemove($0.record) }.map(\.archiveKey)
+            }
+            state.withLock { state in
+                for archiveKey in doomed { state.memory.remove(archiveKey) }
+            }
+            let paths = ofAllUsers ? try store.archivePathsOfAllUsers() : try store.archivePaths(user: user)
+            for path in paths {
+                guard let summary = store.summary(atPath: path) else { continue }
+                let archiveKey = ArchiveKey(user: summary.header.user, cacheName: summary.header.cacheName, key: summary.header.key)
+                // A collection memory holds is judged by memory, which is newer.
+                let inMemory = state.withLock { $0.memory.owner(of: archiveKey) != nil }
+                if !inMemory && shouldRemove(summary.record) || doomed.contains(archiveKey) {
+                    try store.removeFile(atPath: path)
+                }
+            }
+        }
+    }
+
+    private func listEntries(memoryUser: Int?, paths: [String]) -> [CacheEntry] {
+        let now = configuration.now()
+        let (memoryEntries, thresholds) = state.withLock { state in
+            (state.memory.entries(user: memoryUser), Dictionary(state.types.values.map { ($0.cacheName, $0.threshold) }, uniquingKeysWith: { first, _ in first }))
+        }
+        func threshold(_ cacheName: String) -> Duration {
+            configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? configuration.defaultStalenessThreshold
+        }
+        var listed: [ArchiveKey: CacheEntry] = [:]
+        for path in paths {
+            guard let summary = store.summary(atPath: path) else { continue }
+            let header = summary.header
+            let record = summary.record
+            guard !record.isExpired(at: now) else { continue }
+            listed[ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key)] = CacheEntry(
+                user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
+                cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
+                schemaVersion: Int(header.schemaVersion),
+                isStale: Self.isStale(age: Self.age(of: summary.cachedDate, now: now), threshold: threshold(header.cacheName)),
+                isInMemory: false, isDirty: false)
+        }
+        for entry in memoryEntries where !entry.record.isExpired(at: now) {
+            let archiveKey = entry.archiveKey
+            listed[archiveKey] = CacheEntry(
+                user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
+                bytes: listed[archiveKey]?.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
+                isPinned: entry.isPinned, schemaVersion: Int(entry.record.schemaVersion),
+                isStale: Self.isStale(age: Self.age(of: entry.cachedDate, now: now), threshold: threshold(archiveKey.cacheName)),
+                isInMemory: true, isDirty: entry.isDirty)
+        }
+        return listed.values.sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }
+    }
+
     /// The memory layer's answer for a model type and key of the current user, counting a hit
     /// or a miss.
     @usableFromInline
@@ -303,18 +485,35 @@ public final class AppCache: Sendable {
     @usableFromInline
     func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> (items: [Model], cachedDate: Date)? {
         let id = ObjectIdentifier(Model.self)
+        let now = configuration.now()
+        let info = typeInfo(Model.self)
         let lookup = state.withLock { state -> Result<MemoryHit, MissContext> in
             if let hit = state.memory.peekHit(MemoryKey(type: id, key: key, user: state.userSlot)) {
-                return .success(hit)
+                guard let expiry = hit.expiry, expiry <= now else { return .success(hit) }
+                // Expired: it goes from memory here, and from disk below.
+                state.memory.remove(ArchiveKey(user: state.user, cacheName: info.cacheName, key: key))
+                return .failure(MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations, expired: true))
             }
-            return .failure(MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations))
+            return .failure(MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations, expired: false))
         }
         switch lookup {
         case .success(let hit):
             return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
+        case .failure(let context) where context.expired:
+            try diskWrites.withLock { _ in
+                try store.removeValue(forKey: ArchiveKey(user: context.user, cacheName: info.cacheName, key: key))
+            }
+            return nil
         case .failure(let context):
             return try load(Model.self, key: key, user: context.user, slot: context.slot, mutations: context.mutations)
         }
+    }
+
+    /// Whether a memory hit with an expiry may still be returned.
+    @usableFromInline
+    func isLive(_ hit: MemoryHit) -> Bool {
+        guard let expiry = hit.expiry else { return true }
+        return expiry > configuration.now()
     }
 
     /// Who and when a read missed memory.
@@ -322,6 +521,8 @@ public final class AppCache: Sendable {
         var user: String?
         var slot: Int
         var mutations: UInt64
+        /// Memory held the collection, expired, and has dropped it.
+        var expired: Bool
     }
 
     func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {
@@ -359,6 +560,15 @@ public final class AppCache: Sendable {
         guard let record = try store.value(forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) else {
             return nil
         }
+        if record.isExpired(at: configuration.now()) {
+            try diskWrites.withLock { _ in
+                // Unless a newer collection was stored meanwhile, the expired archive goes.
+                if state.withLock({ $0.memory.owner(of: archiveKey) }) == nil {
+                    try store.removeValue(forKey: archiveKey)
+                }
+            }
+            return nil
+        }
         guard let codec = PayloadCodec(rawValue: record.codec) else {
             store.discard(
                 store.layout.archivePath(for: archiveKey), key: archiveKey, code: .corruptArchive,
@@ -386,6 +596,10 @@ public final class AppCache: Sendable {
         for problem in problems {
             configuration.diagnostics?(problem)
         }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func age(of cachedDate: Date, now: Date) -> Duration {

@@ -45,6 +45,8 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// Reading, writing, renaming or removing a file failed for another reason; the
         /// underlying error tells which.
         public static let ioFailure = Code("ioFailure")
+        /// There is no cached collection to act on (pinning a collection that is not cached).
+        public static let notCached = Code("notCached")
         /// Data of another app schema version could not be wiped when the cache opened. The
         /// cache refuses to open rather than mix old and new data.
         public static let versionWipeFailed = Code("versionWipeFailed")

@@ -9,7 +9,7 @@ import Foundation
 /// | 0 | 4 | magic `ACA1` |
 /// | 4 | 2 | format version |
 /// | 6 | 2 | payload codec (``PayloadCodec``) |
-/// | 8 | 4 | flags (reserved, 0) |
+/// | 8 | 4 | flags: bit 0 pinned; the others reserved, 0 |
 /// | 12 | 8 | the model type's `schemaVersion` |
 /// | 20 | 8 | expiry, milliseconds since 1970 (`Int64.min`: none) |
 /// | 28 | 8 | payload length |
@@ -38,6 +38,26 @@ struct ArchiveHeader: Equatable, Sendable {
     var user: String?
     var cacheName: String
     var key: String?
+
+    /// The flag bit of a pinned collection.
+    static let pinnedFlag: UInt32 = 1
+
+    /// The expiry moment as a date.
+    var expiry: Date? {
+        get { expiryMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+        set {
+            expiryMilliseconds = newValue.map { date in
+                let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.up)
+                return milliseconds >= Double(Int64.max) ? Int64.max - 1 : Int64(max(milliseconds, Double(Int64.min + 1)))
+            }
+        }
+    }
+
+    /// Whether the collection is pinned.
+    var isPinned: Bool {
+        get { flags & Self.pinnedFlag != 0 }
+        set { flags = newValue ? flags | Self.pinnedFlag : flags & ~Self.pinnedFlag }
+    }
 
     /// The header's bytes, checksum included.
     func encoded() -> [UInt8] {

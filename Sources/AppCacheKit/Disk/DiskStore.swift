@@ -8,6 +8,16 @@ struct ArchiveRecord: Sendable {
     var schemaVersion: Int64
     /// When the items were cached: the archive file's modification date.
     var cachedDate: Date
+    /// After this moment the items must not be returned (unless pinned); `nil` for never.
+    var expiry: Date? = nil
+    /// Whether the collection ignores its expiry and is the last to go from a full disk.
+    var isPinned = false
+
+    /// Whether the items must no longer be returned at `now`.
+    func isExpired(at now: Date) -> Bool {
+        guard let expiry, !isPinned else { return false }
+        return expiry <= now
+    }
 }
 
 /// The disk layer: self-checking archive files under a ``CacheLayout``.
@@ -74,7 +84,7 @@ struct DiskStore: Sendable {
         case .success(let (header, payload)):
             return ArchiveRecord(
                 payload: payload, codec: header.codec, schemaVersion: header.schemaVersion,
-                cachedDate: contents.modificationDate)
+                cachedDate: contents.modificationDate, expiry: header.expiry, isPinned: header.isPinned)
         case .failure(let problem):
             discard(path, key: key, code: problem.code, message: problem.message)
             return nil
@@ -86,10 +96,12 @@ struct DiskStore: Sendable {
     /// - Throws: `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure`. No temporary
     ///   file is left behind and the previous archive, if any, is untouched.
     func store(_ record: ArchiveRecord, forKey key: ArchiveKey) throws {
-        let header = ArchiveHeader(
+        var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
             payloadLength: UInt64(record.payload.count), payloadChecksum: CRC32.checksum(record.payload),
             user: key.user, cacheName: key.cacheName, key: key.key)
+        header.expiry = record.expiry
+        header.isPinned = record.isPinned
         let path = layout.archivePath(for: key)
         do {
             try fileSystem.writeAtomically(
@@ -103,10 +115,82 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// When the items for `key` were cached, from the archive's modification date; `nil` when
-    /// there is no archive. Does not read or verify the file.
-    func cachedDate(forKey key: ArchiveKey) -> Date? {
-        fileSystem.modificationDate(layout.archivePath(for: key))
+    /// An archive's header facts and dates, read without its payload.
+    struct Summary {
+        var header: ArchiveHeader
+        var cachedDate: Date
+        /// The file's size in bytes.
+        var size: Int
+
+        /// The record the header describes, without the payload.
+        var record: ArchiveRecord {
+            ArchiveRecord(
+                payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: cachedDate,
+                expiry: header.expiry, isPinned: header.isPinned)
+        }
+    }
+
+    /// The header of the archive for `key`, checked but without reading the payload; `nil`
+    /// when there is none or it is not a readable archive (a read will deal with that).
+    func summary(forKey key: ArchiveKey) -> Summary? {
+        guard let summary = summary(atPath: layout.archivePath(for: key)),
+            summary.header.user == key.user, summary.header.cacheName == key.cacheName, summary.header.key == key.key
+        else { return nil }
+        return summary
+    }
+
+    /// The header of the archive at `path`, without reading its payload.
+    func summary(atPath path: String) -> Summary? {
+        let prefixLength = 4096
+        guard var contents = try? fileSystem.read(path, limit: prefixLength) else { return nil }
+        var parsed = contents.bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
+        if case .failure(.truncated) = parsed, contents.fileSize > prefixLength {
+            // Names longer than the prefix: read the whole file.
+            guard let whole = try? fileSystem.read(path) else { return nil }
+            contents = whole
+            parsed = contents.bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
+        }
+        guard case .success(let (header, _)) = parsed else { return nil }
+        return Summary(header: header, cachedDate: contents.modificationDate, size: contents.fileSize)
+    }
+
+    /// The paths of the archives in `user`'s directory (`nil`: the shared space).
+    func archivePaths(user: String?) throws -> [String] {
+        try archivePaths(inDirectory: layout.userPath(user))
+    }
+
+    /// The paths of the archives in every user directory of the current version.
+    func archivePathsOfAllUsers() throws -> [String] {
+        let directories: [String]
+        do {
+            directories = try fileSystem.contentsOfDirectory(layout.versionPath) ?? []
+        } catch {
+            throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
+        }
+        return try directories
+            .filter { $0 == CacheLayout.sharedDirectoryName || $0.hasPrefix(CacheLayout.userPrefix) }
+            .sorted()
+            .flatMap { try archivePaths(inDirectory: layout.versionPath + "/" + $0) }
+    }
+
+    private func archivePaths(inDirectory directory: String) throws -> [String] {
+        do {
+            return (try fileSystem.contentsOfDirectory(directory) ?? [])
+                .filter { $0.hasSuffix(CacheLayout.archiveSuffix) && !$0.hasPrefix(".") }
+                .sorted()
+                .map { directory + "/" + $0 }
+        } catch {
+            throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
+        }
+    }
+
+    /// Removes the archive at `path`; a missing file is not an error.
+    func removeFile(atPath path: String) throws {
+        do {
+            try fileSystem.removeFile(path)
+        } catch {
+            throw AppCacheError(code: error.code, message: "The archive could not be removed.", path: path, underlyingError: error)
+        }
     }
 
     /// Removes the archive for `key`; a missing archive is not an error.
@@ -130,13 +214,22 @@ struct DiskStore: Sendable {
     /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when the directory cannot be
     ///   moved out of view; the archives are then unchanged.
     func removeAll(user: String?) throws -> AppCacheError? {
-        let path = layout.userPath(user)
+        try removeTree(layout.userPath(user))
+    }
+
+    /// Removes the archives of every user in the current version, as ``removeAll(user:)`` does
+    /// for one.
+    func removeAllUsers() throws -> AppCacheError? {
+        try removeTree(layout.versionPath)
+    }
+
+    private func removeTree(_ path: String) throws -> AppCacheError? {
         let trash = layout.trashPath()
         do {
             guard try fileSystem.move(path, to: trash) else { return nil }
         } catch {
             throw AppCacheError(
-                code: error.code, message: "The user's archives could not be removed; they are unchanged.",
+                code: error.code, message: "The archives could not be removed; they are unchanged.",
                 path: path, underlyingError: error)
         }
         do {
@@ -145,7 +238,7 @@ struct DiskStore: Sendable {
         } catch {
             return AppCacheError(
                 code: error.code,
-                message: "The user's archives were removed from view but not all deleted; the rest goes on the next open.",
+                message: "The archives were removed from view but not all deleted; the rest goes on the next open.",
                 path: error.path, underlyingError: error)
         }
     }

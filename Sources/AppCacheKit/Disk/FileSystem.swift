@@ -29,10 +29,14 @@ struct FileSystem: Sendable {
     struct Contents {
         var bytes: Data
         var modificationDate: Date
+        var fileSize: Int = 0
     }
 
     /// Reads the file at `path`, or returns `nil` when there is none.
-    func read(_ path: String) throws(SystemError) -> Contents? {
+    ///
+    /// - Parameter limit: read at most this many bytes from the start (headers only).
+    /// - Returns: the bytes, the modification date and, in `fileSize`, the whole file's size.
+    func read(_ path: String, limit: Int = .max) throws(SystemError) -> Contents? {
         try inject(.read, path)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
@@ -43,7 +47,7 @@ struct FileSystem: Sendable {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .last("fstat", path) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw SystemError(operation: "open", errorNumber: EISDIR, path: path) }
-        var bytes = Data(count: Int(info.st_size))
+        var bytes = Data(count: min(Int(info.st_size), limit))
         let filled = bytes.withUnsafeMutableBytes { buffer -> Int in
             var filled = 0
             while filled < buffer.count {
@@ -57,7 +61,7 @@ struct FileSystem: Sendable {
         guard filled >= 0 else { throw .last("read", path) }
         // A file that shrank while being read is returned as read; its checksum will tell.
         if filled < bytes.count { bytes.removeSubrange(filled...) }
-        return Contents(bytes: bytes, modificationDate: Self.modificationDate(of: info))
+        return Contents(bytes: bytes, modificationDate: Self.modificationDate(of: info), fileSize: Int(info.st_size))
     }
 
     /// The modification date of the file at `path`, or `nil` when there is none.

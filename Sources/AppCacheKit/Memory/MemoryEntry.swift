@@ -31,11 +31,13 @@ final class ItemsBox<Model: Sendable>: Sendable {
     }
 }
 
-/// What a memory hit hands back: the decoded items (an ``ItemsBox``) and their cached moment.
+/// What a memory hit hands back: the decoded items (an ``ItemsBox``), their cached moment,
+/// and their expiry (`nil` when none applies, also when pinned).
 @usableFromInline
 struct MemoryHit {
     @usableFromInline var items: AnyObject
     @usableFromInline var cachedDate: Date
+    @usableFromInline var expiry: Date?
 }
 
 /// One collection held in memory: its decoded items and cached moment (read on every hit, so
@@ -57,6 +59,10 @@ struct MemoryEntry {
     var items: AnyObject
     /// The moment the items were cached; becomes the archive's modification date when written.
     let cachedDate: Date
+    /// When the items stop being returned, unless pinned; `nil` for never.
+    let expiry: Date?
+    /// Whether the collection is pinned; changes without a new store.
+    var isPinned: Bool
     /// Whether the archive on disk is older than this entry.
     var isDirty: Bool
     /// Bumped by every store, so a write that finishes after a newer store does not mark the
@@ -69,6 +75,8 @@ struct MemoryEntry {
     init(archiveKey: ArchiveKey, record: ArchiveRecord, items: AnyObject, isDirty: Bool) {
         self.items = items
         cachedDate = record.cachedDate
+        expiry = record.expiry
+        isPinned = record.isPinned
         self.isDirty = isDirty
         cost = record.payload.count
         details = Details(archiveKey: archiveKey, record: record)
@@ -76,6 +84,10 @@ struct MemoryEntry {
 
     /// Where the collection lives on disk.
     var archiveKey: ArchiveKey { details.archiveKey }
-    /// The bytes and facts an archive would hold.
-    var record: ArchiveRecord { details.record }
+    /// The bytes and facts an archive would hold, with the current pin.
+    var record: ArchiveRecord {
+        var record = details.record
+        record.isPinned = isPinned
+        return record
+    }
 }

@@ -40,8 +40,8 @@ struct MemoryStore {
     ///
     /// - Complexity: O(1) on average.
     mutating func hit(_ key: MemoryKey) -> MemoryHit? {
-        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.cachedDate) })
-            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.cachedDate) }) {
+        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) })
+            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) }) {
             hits += 1
             return hit
         }
@@ -51,7 +51,7 @@ struct MemoryStore {
 
     /// What ``hit(_:)`` would answer, without touching the order or the counters.
     func peekHit(_ key: MemoryKey) -> MemoryHit? {
-        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.cachedDate) }
+        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) }
     }
 
     /// The entry for `key`, without touching the order or the counters.
@@ -143,6 +143,40 @@ struct MemoryStore {
         detached[key] = entry
         detachedBytes += entry.cost
         return key
+    }
+
+    /// Pins or unpins the entry holding `archiveKey`; a clean entry becomes dirty so that the
+    /// archive is rewritten with the new pin.
+    ///
+    /// - Returns: whether memory holds the collection.
+    mutating func setPinned(_ pinned: Bool, for archiveKey: ArchiveKey) -> Bool {
+        guard let key = owners[archiveKey] else { return false }
+        mutations += 1
+        lastGeneration += 1
+        let generation = lastGeneration
+        if var entry = detached[key] {
+            entry.isPinned = pinned
+            entry.generation = generation
+            detached[key] = entry
+            return true
+        }
+        let becameDirty = lru.modifyValue(forKey: key) { entry -> Bool in
+            entry.isPinned = pinned
+            entry.generation = generation
+            defer { entry.isDirty = true }
+            return !entry.isDirty
+        }
+        if becameDirty == true { lruDirtyKeys.insert(key) }
+        return true
+    }
+
+    /// The entries of the user interned as `user` (`nil`: every user), for listings.
+    ///
+    /// - Complexity: O(n).
+    func entries(user: Int?) -> [MemoryEntry] {
+        (lru.elementsFromMostRecent.map(\.value) + Array(detached.values)).filter { entry in
+            user == nil || owners[entry.archiveKey]?.user == user
+        }
     }
 
     /// The detached entries among `keys`, for writing.

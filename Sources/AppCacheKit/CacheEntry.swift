@@ -1,0 +1,30 @@
+public import Foundation
+
+/// One cached collection as ``AppCache/entries()`` lists it: what it is and its state, read
+/// from memory and archive headers without decoding any items.
+public struct CacheEntry: Sendable, Hashable {
+    /// The user it belongs to; `nil` for the shared, signed-out space.
+    public var user: String?
+    /// The cache name of its model type (`MenuItems` for `MenuItem`).
+    public var cacheName: String
+    /// Its key; `nil` for the type's default collection.
+    public var key: String?
+    /// Its encoded size in bytes (the archive file's size when it is on disk).
+    public var bytes: Int
+    /// When the items were cached.
+    public var cachedDate: Date
+    /// When the items stop being returned; `nil` for never.
+    public var expiry: Date?
+    /// Whether it is pinned: it ignores its expiry.
+    public var isPinned: Bool
+    /// The `schemaVersion` of the model type it was written with.
+    public var schemaVersion: Int
+    /// Whether it is older than its staleness threshold (the configuration's override for its
+    /// cache name, else the type's own if the type has been used by this cache, else the
+    /// default).
+    public var isStale: Bool
+    /// Whether memory holds it.
+    public var isInMemory: Bool
+    /// Whether the archive on disk is older than what memory holds (or there is none yet).
+    public var isDirty: Bool
+}
