@@ -9,9 +9,12 @@ let package = Package(
     ],
     products: [
         .library(name: "AppCacheKit", targets: ["AppCacheKit"]),
+        .executable(name: "appcache-inspect", targets: ["appcache-inspect"]),
     ],
     targets: [
         .target(name: "AppCacheKit"),
+        // The read-only inspector, a tool users run on their own caches.
+        .executableTarget(name: "appcache-inspect", dependencies: ["AppCacheKit"]),
         // The sample model shared by the examples and the tests.
         .target(name: "MenuModel", dependencies: ["AppCacheKit"]),
 
@@ -54,7 +57,7 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.
-            dependencies: ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk"]
+            dependencies: ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk", "appcache-inspect", "AppCacheKit", "MenuModel"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -45,6 +45,8 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// Reading, writing, renaming or removing a file failed for another reason; the
         /// underlying error tells which.
         public static let ioFailure = Code("ioFailure")
+        /// A directory given as a cache root holds no AppCache data.
+        public static let notACache = Code("notACache")
         /// There is no cached collection to act on (pinning a collection that is not cached).
         public static let notCached = Code("notCached")
         /// Data of another app schema version could not be wiped when the cache opened. The

@@ -1,0 +1,220 @@
+import AppCacheKit
+import Foundation
+
+/// `appcache-inspect ROOT [--json] [--verify] [--threshold SECONDS]`
+///
+/// Prints what an AppCache root holds: its version directories, its users and, for each
+/// archive, its cache name, key, size, age, staleness against a threshold, expiry, pin and,
+/// with `--verify`, whether its checksums hold. Read-only: it never changes the cache.
+@main
+struct AppCacheInspect {
+    static let usage = """
+        usage: appcache-inspect ROOT [--json] [--verify] [--threshold SECONDS]
+
+          ROOT                  a cache root directory (AppCache.Configuration.rootDirectory)
+          --json                print JSON instead of a table
+          --verify              read every payload and check its length and checksum
+          --threshold SECONDS   the age past which an archive counts as stale (default: 3600)
+        """
+
+    struct Options {
+        var root: URL?
+        var json = false
+        var verify = false
+        var threshold = 3600.0
+    }
+
+    static func main() {
+        var options = Options()
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--json": options.json = true
+            case "--verify": options.verify = true
+            case "--threshold":
+                guard let value = arguments.popFirst().flatMap(Double.init), value >= 0 else {
+                    fail("--threshold takes a number of seconds", status: 2)
+                }
+                options.threshold = value
+            case "--help", "-h":
+                print(usage)
+                return
+            default:
+                guard !argument.hasPrefix("-"), options.root == nil else {
+                    fail(argument.hasPrefix("-") ? "unknown option '\(argument)'" : "only one ROOT, please", status: 2)
+                }
+                options.root = URL(filePath: argument, directoryHint: .isDirectory)
+            }
+        }
+        guard let root = options.root else { fail("a ROOT is needed", status: 2) }
+
+        let listing: CacheRootListing
+        do {
+            var lastShown = -1
+            listing = try CacheRootListing.read(root: root, verifyChecksums: options.verify) { done, total in
+                // A progress line for long verifications, on stderr so JSON stays clean.
+                guard options.verify, total >= 50 else { return }
+                let percent = done * 100 / total
+                if percent != lastShown || done == total {
+                    lastShown = percent
+                    printError("\rverifying \(done)/\(total) archives (\(percent)%)", newline: done == total)
+                }
+            }
+        } catch {
+            fail("\(error)", status: 1)
+        }
+        let now = Date()
+        if options.json {
+            printJSON(listing, root: root, now: now, threshold: options.threshold)
+        } else {
+            printTable(listing, root: root, now: now, threshold: options.threshold, verified: options.verify)
+        }
+        if listing.archives.contains(where: { $0.checksumVerified == false }) || !listing.unreadable.isEmpty {
+            exit(3)
+        }
+    }
+
+    // MARK: - Table
+
+    static func printTable(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double, verified: Bool) {
+        print("Cache root: \(root.path(percentEncoded: false))")
+        print("Versions:   \(listing.schemaVersions.map(display).joined(separator: ", "))")
+        print("Users:      \(listing.users.isEmpty ? "(none)" : listing.users.map { $0.map(display) ?? "(shared)" }.joined(separator: ", "))")
+        print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(describe(threshold))")
+        guard !listing.archives.isEmpty || !listing.unreadable.isEmpty else { return }
+        print("")
+        var rows = [["VERSION", "USER", "CACHE", "KEY", "BYTES", "AGE", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
+        for archive in listing.archives {
+            let age = now.timeIntervalSince(archive.cachedDate)
+            let expires: String
+            if let expiry = archive.expiry {
+                let left = expiry.timeIntervalSince(now)
+                expires = archive.isPinned ? "pinned" : left > 0 ? "in \(describe(left))" : "expired"
+            } else {
+                expires = "never"
+            }
+            var row = [
+                display(archive.schemaVersion), archive.user.map(display) ?? "(shared)", display(archive.cacheName),
+                archive.key.map(display) ?? "(default)", "\(archive.bytes)", describe(age),
+                abs(age) > threshold ? "yes" : "no", expires, archive.isPinned ? "yes" : "no",
+            ]
+            if verified { row.append(archive.checksumVerified == true ? "ok" : "BAD") }
+            rows.append(row)
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let cells = row.enumerated().map { column, cell in
+                column == 4 ? String(repeating: " ", count: widths[column] - cell.count) + cell
+                    : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            print(cells.joined(separator: "  ").trimmingTrailingSpaces())
+        }
+        for file in listing.unreadable {
+            print("UNREADABLE  \(file.path): \(file.reason)")
+        }
+    }
+
+    /// A name made safe for one table cell: control characters escaped, long names cut.
+    static func display(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out.count > 40 ? String(out.prefix(39)) + "…" : out
+    }
+
+    static func describe(_ seconds: Double) -> String {
+        let magnitude = abs(seconds)
+        let sign = seconds < 0 ? "-" : ""
+        switch magnitude {
+        case ..<120: return sign + "\(Int(magnitude)) s"
+        case ..<7200: return sign + "\(Int(magnitude / 60)) min"
+        case ..<172_800: return sign + "\(Int(magnitude / 3600)) h"
+        default: return sign + "\(Int(magnitude / 86_400)) d"
+        }
+    }
+
+    // MARK: - JSON
+
+    struct Document: Encodable {
+        struct Archive: Encodable {
+            var schemaVersion: String
+            var user: String?
+            var cacheName: String
+            var key: String?
+            var bytes: Int
+            var cachedDate: String
+            var ageSeconds: Double
+            var stale: Bool
+            var expiry: String?
+            var expired: Bool
+            var pinned: Bool
+            var modelSchemaVersion: Int
+            var checksumVerified: Bool?
+            var path: String
+        }
+
+        struct Unreadable: Encodable {
+            var path: String
+            var reason: String
+        }
+
+        var root: String
+        var schemaVersions: [String]
+        var users: [String?]
+        var thresholdSeconds: Double
+        var archives: [Archive]
+        var unreadable: [Unreadable]
+    }
+
+    static func printJSON(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double) {
+        let dates = ISO8601DateFormatter()
+        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let document = Document(
+            root: root.path(percentEncoded: false), schemaVersions: listing.schemaVersions, users: listing.users,
+            thresholdSeconds: threshold,
+            archives: listing.archives.map { archive in
+                let age = now.timeIntervalSince(archive.cachedDate)
+                return Document.Archive(
+                    schemaVersion: archive.schemaVersion, user: archive.user, cacheName: archive.cacheName,
+                    key: archive.key, bytes: archive.bytes, cachedDate: dates.string(from: archive.cachedDate),
+                    ageSeconds: (age * 1000).rounded() / 1000, stale: abs(age) > threshold,
+                    expiry: archive.expiry.map { dates.string(from: $0) },
+                    expired: !archive.isPinned && archive.expiry.map { $0 <= now } == true, pinned: archive.isPinned,
+                    modelSchemaVersion: archive.modelSchemaVersion, checksumVerified: archive.checksumVerified,
+                    path: archive.path)
+            },
+            unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            print(String(decoding: try encoder.encode(document), as: UTF8.self))
+        } catch {
+            fail("could not encode JSON: \(error)", status: 1)
+        }
+    }
+
+    // MARK: - Output
+
+    static func printError(_ message: String, newline: Bool = true) {
+        FileHandle.standardError.write(Data((message + (newline ? "\n" : "")).utf8))
+    }
+
+    static func fail(_ message: String, status: Int32) -> Never {
+        printError("appcache-inspect: \(message)")
+        if status == 2 { printError(usage) }
+        exit(status)
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}

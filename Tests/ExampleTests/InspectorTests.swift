@@ -1,0 +1,114 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+import Testing
+
+/// Runs `appcache-inspect` on caches the examples made.
+struct InspectorTests {
+    let inspect = ExampleProgram(name: "appcache-inspect")
+
+    /// Every file under `root` with its bytes and modification date, to prove nothing changed.
+    private func snapshot(_ root: String) throws -> [String: (Data, Date)] {
+        var files: [String: (Data, Date)] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        while let name = enumerator?.nextObject() as? String {
+            let path = root + "/" + name
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let date = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date ?? .distantPast
+            files[name] = (try Data(contentsOf: URL(filePath: path)), date)
+        }
+        return files
+    }
+
+    @Test func listsACacheMadeByTheExamplesAsATable() throws {
+        let scratch = try ExampleTests.Scratch()
+        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
+        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "Zoë Q"], scratch: scratch.url)
+        let before = try snapshot(scratch.cacheRoot)
+
+        let result = try inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Versions:   1"))
+        #expect(lines.contains("Users:      Zoë Q, guest"))
+        #expect(lines.contains { $0.hasPrefix("VERSION  USER") && $0.hasSuffix("CHECKSUM") })
+        let rows = lines.filter { $0.hasPrefix("1  ") }
+        #expect(rows.count == 2)
+        #expect(rows.allSatisfy { $0.contains("MenuItems") && $0.contains("(default)") && $0.hasSuffix("ok") && $0.contains("never") })
+        #expect(rows.contains { $0.contains("Zoë Q") })
+        #expect(try snapshot(scratch.cacheRoot).mapValues(\.0) == before.mapValues(\.0), "read-only: bytes unchanged")
+        #expect(try snapshot(scratch.cacheRoot).mapValues(\.1) == before.mapValues(\.1), "read-only: dates unchanged")
+    }
+
+    @Test func printsJSONWithStalenessAgainstTheThreshold() throws {
+        let scratch = try ExampleTests.Scratch()
+        _ = try ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        let bobsArchive = scratch.cacheRoot + "/version-1/user-bob/%4denu%49tems.archive"
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: bobsArchive)
+
+        let result = try inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(document["schemaVersions"] as? [String] == ["1"])
+        #expect(document["thresholdSeconds"] as? Double == 3600)
+        let archives = try #require(document["archives"] as? [[String: Any]])
+        #expect(archives.count == 1)
+        let bob = try #require(archives.first)
+        #expect(bob["user"] as? String == "bob")
+        #expect(bob["cacheName"] as? String == "MenuItems")
+        #expect(bob["stale"] as? Bool == true)
+        #expect((bob["ageSeconds"] as? Double).map { $0 > 7100 && $0 < 7300 } == true)
+        #expect(bob["pinned"] as? Bool == false)
+        #expect(bob["checksumVerified"] == nil, "not verified unless asked")
+    }
+
+    @Test func verifyFindsADamagedArchiveAndShowsProgress() throws {
+        let scratch = try ExampleTests.Scratch()
+        var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "3", user: "many")
+        configuration.writeBackDelay = .zero
+        let cache = try AppCache(configuration: configuration)
+        for index in 0..<60 {
+            try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: index), forKey: "menu-\(index)", expiresAfter: index == 0 ? .seconds(3600) : nil)
+        }
+        try cache.pin(MenuItem.self, forKey: "menu-0")
+        let damaged = scratch.cacheRoot + "/version-3/user-many/%4denu%49tems+menu-7.archive"
+        var bytes = try Data(contentsOf: URL(filePath: damaged))
+        bytes[bytes.count - 3] ^= 0x20
+        try bytes.write(to: URL(filePath: damaged))
+
+        let result = try inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        #expect(result.status == 3, "damage is reported in the exit status")
+        #expect(result.standardError.contains("verifying 60/60 archives (100%)"))
+        let rows = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("3  ") }
+        #expect(rows.count == 60)
+        #expect(rows.filter { $0.hasSuffix("BAD") }.map { $0.contains("menu-7") } == [true])
+        #expect(rows.contains { $0.contains("menu-0") && $0.contains("pinned") && $0.contains("yes") })
+        // Inspecting did not remove the damaged file, as a cache read would.
+        #expect(FileManager.default.fileExists(atPath: damaged))
+    }
+
+    @Test func neverWipesOtherVersions() throws {
+        let scratch = try ExampleTests.Scratch()
+        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--schema-version", "1"], scratch: scratch.url)
+        try FileManager.default.createDirectory(atPath: scratch.cacheRoot + "/version-2/shared", withIntermediateDirectories: true)
+        let result = try inspect.run([scratch.cacheRoot], scratch: scratch.url)
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("Versions:   1, 2"))
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/%4denu%49tems.archive"))
+    }
+
+    @Test func refusesWhatIsNotACache() throws {
+        let scratch = try ExampleTests.Scratch()
+        let plain = try inspect.run([scratch.url.path(percentEncoded: false)], scratch: scratch.url)
+        #expect(plain.status == 1)
+        #expect(plain.standardError.contains("AppCacheError.notACache"))
+        #expect(plain.standardError.contains("holds no version-* directory"))
+        let missing = try inspect.run([scratch.url.appending(path: "nope").path(percentEncoded: false)], scratch: scratch.url)
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("does not exist"))
+        let usage = try inspect.run(["--frobnicate"], scratch: scratch.url)
+        #expect(usage.status == 2)
+        #expect(usage.standardError.contains("usage: appcache-inspect"))
+    }
+}
