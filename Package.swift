@@ -1,6 +1,9 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// The example programs, one folder each under Examples/, each with a README.
+let examples = ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk"]
+
 let package = Package(
     name: "AppCache",
     platforms: [
@@ -19,31 +22,6 @@ let package = Package(
         .target(name: "MenuModel", dependencies: ["AppCacheKit"]),
 
         .executableTarget(
-            name: "hotel-menu",
-            dependencies: ["AppCacheKit", "MenuModel"],
-            path: "Examples/hotel-menu",
-            exclude: ["README.md"]
-        ),
-        .executableTarget(
-            name: "switch-user",
-            dependencies: ["AppCacheKit", "MenuModel"],
-            path: "Examples/switch-user",
-            exclude: ["README.md"]
-        ),
-        .executableTarget(
-            name: "spill-to-disk",
-            dependencies: ["AppCacheKit", "MenuModel"],
-            path: "Examples/spill-to-disk",
-            exclude: ["README.md"]
-        ),
-        .executableTarget(
-            name: "schema-bump",
-            dependencies: ["AppCacheKit", "MenuModel"],
-            path: "Examples/schema-bump",
-            exclude: ["README.md"]
-        ),
-
-        .executableTarget(
             name: "AppCacheBenchmarks",
             dependencies: ["AppCacheKit", "MenuModel"],
             path: "Benchmarks/AppCacheBenchmarks"
@@ -57,9 +35,16 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.
-            dependencies: ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk", "appcache-inspect", "AppCacheKit", "MenuModel"]
+            dependencies: ["appcache-inspect", "AppCacheKit", "MenuModel"] + examples.map { .target(name: $0) }
         ),
-    ],
+    ] + examples.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: ["AppCacheKit", "MenuModel"],
+            path: "Examples/\(name)",
+            exclude: ["README.md"]
+        )
+    },
     swiftLanguageModes: [.v6]
 )
 

@@ -455,7 +455,7 @@ public final class AppCache: Sendable {
             listed[ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key)] = CacheEntry(
                 user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
                 cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
-                schemaVersion: Int(header.schemaVersion),
+                modelSchemaVersion: Int(header.schemaVersion),
                 isStale: Self.isStale(age: Self.age(of: summary.cachedDate, now: now), threshold: threshold(header.cacheName)),
                 isInMemory: false, isDirty: false)
         }
@@ -464,7 +464,7 @@ public final class AppCache: Sendable {
             listed[archiveKey] = CacheEntry(
                 user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
                 bytes: listed[archiveKey]?.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
-                isPinned: entry.isPinned, schemaVersion: Int(entry.record.schemaVersion),
+                isPinned: entry.isPinned, modelSchemaVersion: Int(entry.record.schemaVersion),
                 isStale: Self.isStale(age: Self.age(of: entry.cachedDate, now: now), threshold: threshold(archiveKey.cacheName)),
                 isInMemory: true, isDirty: entry.isDirty)
         }

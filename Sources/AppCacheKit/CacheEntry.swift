@@ -18,7 +18,7 @@ public struct CacheEntry: Sendable, Hashable {
     /// Whether it is pinned: it ignores its expiry.
     public var isPinned: Bool
     /// The `schemaVersion` of the model type it was written with.
-    public var schemaVersion: Int
+    public var modelSchemaVersion: Int
     /// Whether it is older than its staleness threshold (the configuration's override for its
     /// cache name, else the type's own if the type has been used by this cache, else the
     /// default).

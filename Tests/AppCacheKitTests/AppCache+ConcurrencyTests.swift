@@ -3,19 +3,30 @@ import MenuModel
 import Testing
 @testable import AppCacheKit
 
+/// Collections whose every item names the writer and round that cached it, so that a
+/// collection mixing two writes, or cut short, is recognised.
+private enum Batch {
+    static func make(writer: Int, round: Int, count: Int) -> [Note] {
+        (0..<count).map { Note.make(round * 100 + $0, writer: "\(writer)-\(round)") }
+    }
+
+    /// Whether `notes` is exactly one batch, `count(writer)` long.
+    static func isOneWrite(_ notes: [Note], count: (Int) -> Int) -> Bool {
+        guard let writer = notes.first?.author.name else { return false }
+        let parts = writer.split(separator: "-")
+        guard parts.count == 2, let number = Int(parts[0]), let round = Int(parts[1]) else { return false }
+        return notes == make(writer: number, round: round, count: count(number))
+    }
+}
+
 /// Many tasks at once: no crash, no torn collection, the last write wins.
 struct AppCacheConcurrencyTests {
-    /// A collection every item of which names the same writer and round, so a mix of two
-    /// writes would show.
     private static func batch(writer: Int, round: Int) -> [Note] {
-        (0..<(10 + writer)).map { Note.make(round * 100 + $0, writer: "\(writer)-\(round)") }
+        Batch.make(writer: writer, round: round, count: 10 + writer)
     }
 
     private static func isOneWrite(_ notes: [Note]) -> Bool {
-        guard let writer = notes.first?.author.name else { return true }
-        let parts = writer.split(separator: "-")
-        guard parts.count == 2, let number = Int(parts[0]), let round = Int(parts[1]) else { return false }
-        return notes == batch(writer: number, round: round)
+        notes.isEmpty || Batch.isOneWrite(notes) { writer in 10 + writer }
     }
 
     @Test func readersOnlyEverSeeCompleteWrites() async throws {
@@ -99,14 +110,11 @@ struct AppCacheConcurrencyTests {
 /// The memory layer under load: reads, writes, flushes, spills and memory warnings at once.
 struct AppCacheMemoryConcurrencyTests {
     private static func batch(writer: Int, round: Int) -> [Note] {
-        (0..<(3 + writer % 4)).map { Note.make(round * 10 + $0, writer: "\(writer)-\(round)") }
+        Batch.make(writer: writer, round: round, count: 3 + writer % 4)
     }
 
     private static func isOneWrite(_ notes: [Note]) -> Bool {
-        guard let writer = notes.first?.author.name else { return false }
-        let parts = writer.split(separator: "-")
-        guard parts.count == 2, let number = Int(parts[0]), let round = Int(parts[1]) else { return false }
-        return notes == batch(writer: number, round: round)
+        Batch.isOneWrite(notes) { writer in 3 + writer % 4 }
     }
 
     /// Every key is written before the storm, and a small memory keeps entries spilling; a

@@ -171,7 +171,7 @@ struct AppCacheHousekeepingTests {
         let entries = try cache.entries()
         #expect(entries.map(\.cacheName) == ["Broken", "Headlines", "MenuItems", "Plains"])
         let broken = try #require(entries.first { $0.cacheName == "Broken" })
-        #expect(broken.schemaVersion == 7 && broken.key == "k" && !broken.isInMemory && broken.bytes > 8)
+        #expect(broken.modelSchemaVersion == 7 && broken.key == "k" && !broken.isInMemory && broken.bytes > 8)
         let headline = try #require(entries.first { $0.cacheName == "Headlines" })
         #expect(headline.isInMemory && headline.isDirty && headline.isStale)
         let menu = try #require(entries.first { $0.cacheName == "MenuItems" })
