@@ -60,6 +60,15 @@ extension AppCache {
         /// once, and a crash loses at most five seconds of items the app can fetch again.
         public var writeBackDelay: Duration? = .seconds(5)
 
+        /// The most bytes the cache's archives may take on disk; `nil` (the default) for no limit.
+        ///
+        /// Enforced whenever archives are written: past the limit, the least recently used
+        /// unpinned archives of any user are removed until the rest fit, then pinned ones,
+        /// least recently used first. "Used" means written, or read from disk; a collection
+        /// served from memory keeps the use of when it was written or loaded. Recency survives
+        /// relaunches through a journal in the version directory (see ``AppCache/diskUsage``).
+        public var diskByteLimit: Int?
+
         /// Whether the cache flushes when the process exits normally (returning from `main`
         /// or calling `exit`), through `atexit`. Off by default. Use it where no application
         /// lifecycle notifications exist, as in a Linux command-line tool or server; a crash or

@@ -45,8 +45,8 @@ extension AppCache {
     /// - Returns: the errors of the writes that failed; those entries stay detached and dirty.
     func spill(_ keys: [MemoryKey]) -> [AppCacheError] {
         guard !keys.isEmpty else { return [] }
-        return diskWrites.withLock { _ in
-            write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true)
+        return withDiskWrites { book in
+            write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &book)
         }
     }
 
@@ -54,19 +54,20 @@ extension AppCache {
     ///
     /// - Returns: the errors of the writes that failed; those entries stay dirty.
     func writeDirtyEntries() -> [AppCacheError] {
-        diskWrites.withLock { _ in
-            write(state.withLock { $0.memory.dirtyEntries() }, spilled: false)
+        withDiskWrites { book in
+            write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, &book)
         }
     }
 
     /// Writes `entries` (taken inside `diskWrites`, which the caller holds) and records which
     /// generations reached disk.
-    private func write(_ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool) -> [AppCacheError] {
+    private func write(_ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, _ book: inout DiskBook) -> [AppCacheError] {
         var written: [(MemoryKey, UInt64)] = []
         var failures: [AppCacheError] = []
         for (key, entry) in entries {
             do {
-                try store.store(entry.record, forKey: entry.archiveKey)
+                let size = try store.store(entry.record, forKey: entry.archiveKey)
+                book.records.append(.set(path: store.layout.relativePath(for: entry.archiveKey), size: size, isPinned: entry.isPinned))
                 written.append((key, entry.generation))
             } catch let error as AppCacheError {
                 var error = error

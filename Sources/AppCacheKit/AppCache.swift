@@ -29,9 +29,12 @@ public final class AppCache: Sendable {
 
     let store: DiskStore
     let state: Locked<State>
-    /// Held while memory entries are written to or removed from disk, so those writes happen
-    /// in the order their contents were cached. Never taken by reads, nor inside `state`.
-    let diskWrites = Locked(())
+    /// Held while archives are written or removed, so those writes happen in the order their
+    /// contents were cached; guards the disk index. Never taken by memory hits, nor inside
+    /// `state`. Use ``withDiskWrites(_:)``.
+    let diskWrites = Locked(DiskBook())
+    /// Disk index changes made without `diskWrites` (reads), for its next batch.
+    let indexRecordsOutsideWrites: Locked<[DiskIndex.Record]>
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleObservers = Locked<[any NSObjectProtocol]>([])
 
@@ -75,10 +78,15 @@ public final class AppCache: Sendable {
         precondition(configuration.memoryByteLimit >= 0 && configuration.memoryEntryLimit >= 0, "AppCache memory limits must not be negative")
         self.configuration = configuration
         let diagnostics = configuration.diagnostics
+        let outsideRecords = Locked<[DiskIndex.Record]>([])
+        indexRecordsOutsideWrites = outsideRecords
+        let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
         store = DiskStore(
-            layout: CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion),
-            fileSystem: FileSystem(faults: configuration.faults),
-            report: { problem in diagnostics?(problem) })
+            layout: layout, fileSystem: FileSystem(faults: configuration.faults),
+            report: { problem in diagnostics?(problem) },
+            onDiscard: { path in
+                if let relative = layout.relativePath(ofAbsolute: path) { outsideRecords.withLock { $0.append(.remove(path: relative)) } }
+            })
         state = Locked(State(
             user: configuration.user, userSlot: 0, userSlots: [configuration.user: 0],
             memory: MemoryStore(byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit)))
@@ -88,6 +96,12 @@ public final class AppCache: Sendable {
         }
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()
+        }
+        if configuration.diskByteLimit != nil {
+            // Load (or rebuild) the disk index in the background, not on the caller's thread.
+            writeBackQueue.async { [weak self] in
+                self?.withDiskWrites { book in self?.ensureIndex(&book) }
+            }
         }
     }
 
@@ -152,10 +166,11 @@ public final class AppCache: Sendable {
 
         let spills: [MemoryKey]
         if writeThrough {
-            spills = try diskWrites.withLock { _ in
+            spills = try withDiskWrites { book in
                 let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
                 let entry = entry(for: user)
-                try store.store(record, forKey: entry.archiveKey)
+                let size = try store.store(record, forKey: entry.archiveKey)
+                book.records.append(.set(path: store.layout.relativePath(for: entry.archiveKey), size: size, isPinned: record.isPinned))
                 return state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
             }
         } else {
@@ -246,13 +261,14 @@ public final class AppCache: Sendable {
     ///   memory copy is gone, the archive stays).
     public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
         let info = typeInfo(Model.self)
-        try diskWrites.withLock { _ in
+        try withDiskWrites { book in
             let archiveKey = state.withLock { state in
                 let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
                 state.memory.remove(archiveKey)
                 return archiveKey
             }
             try store.removeValue(forKey: archiveKey)
+            book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
         }
     }
 
@@ -268,11 +284,12 @@ public final class AppCache: Sendable {
             try removeArchives(ofAllUsers: false) { !$0.isPinned }
             return
         }
-        let leftover = try diskWrites.withLock { _ in
+        let leftover = try withDiskWrites { book in
             let user = state.withLock { state in
                 state.memory.removeAll(user: state.userSlot)
                 return state.user
             }
+            defer { book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/")) }
             return try store.removeAll(user: user)
         }
         reportAll(leftover.map { [$0] } ?? [])
@@ -295,10 +312,11 @@ public final class AppCache: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
     ///   out of view; their archives are then unchanged.
     public func removeUser(_ user: String?) throws {
-        let leftover = try diskWrites.withLock { _ in
+        let leftover = try withDiskWrites { book in
             state.withLock { state in
                 if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
             }
+            defer { book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/")) }
             return try store.removeAll(user: user)
         }
         reportAll(leftover.map { [$0] } ?? [])
@@ -309,10 +327,11 @@ public final class AppCache: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the version's directory cannot be
     ///   moved out of view; the archives are then unchanged.
     public func removeAllUsers() throws {
-        let leftover = try diskWrites.withLock { _ in
+        let leftover = try withDiskWrites { book in
             state.withLock { state in
                 for slot in state.userSlots.values { state.memory.removeAll(user: slot) }
             }
+            defer { book.records.append(.removeAll(prefix: "")) }
             return try store.removeAllUsers()
         }
         reportAll(leftover.map { [$0] } ?? [])
@@ -386,7 +405,7 @@ public final class AppCache: Sendable {
 
     private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
         let info = typeInfo(Model.self)
-        let failure = try diskWrites.withLock { _ -> AppCacheError? in
+        let failure = try withDiskWrites { book -> AppCacheError? in
             let (archiveKey, entry) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
                 let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
                 guard state.memory.setPinned(pinned, for: archiveKey), let owner = state.memory.owner(of: archiveKey),
@@ -396,7 +415,8 @@ public final class AppCache: Sendable {
             }
             if let entry {
                 // Write the entry now, pin and all, as a flush would.
-                try store.store(entry.entry.record, forKey: archiveKey)
+                let size = try store.store(entry.entry.record, forKey: archiveKey)
+                book.records.append(.set(path: store.layout.relativePath(for: archiveKey), size: size, isPinned: pinned))
                 state.withLock { $0.memory.didWrite(entry.key, generation: entry.entry.generation, spilled: false) }
                 return nil
             }
@@ -408,7 +428,8 @@ public final class AppCache: Sendable {
                     cacheName: info.cacheName, key: key)
             }
             record.isPinned = pinned
-            try store.store(record, forKey: archiveKey)
+            let size = try store.store(record, forKey: archiveKey)
+            book.records.append(.set(path: store.layout.relativePath(for: archiveKey), size: size, isPinned: pinned))
             return nil
         }
         if let failure { throw failure }
@@ -417,7 +438,7 @@ public final class AppCache: Sendable {
     /// Removes the archives (of the current user, or all users) whose records `shouldRemove`
     /// picks, and the memory entries it picks.
     private func removeArchives(ofAllUsers: Bool, where shouldRemove: (ArchiveRecord) -> Bool) throws {
-        try diskWrites.withLock { _ in
+        try withDiskWrites { book in
             let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
             let doomed = state.withLock { state in
                 state.memory.entries(user: ofAllUsers ? nil : slot).filter { shouldRemove($0.record) }.map(\.archiveKey)
@@ -433,6 +454,7 @@ public final class AppCache: Sendable {
                 let inMemory = state.withLock { $0.memory.owner(of: archiveKey) != nil }
                 if !inMemory && shouldRemove(summary.record) || doomed.contains(archiveKey) {
                     try store.removeFile(atPath: path)
+                    if let relative = store.layout.relativePath(ofAbsolute: path) { book.records.append(.remove(path: relative)) }
                 }
             }
         }
@@ -500,8 +522,10 @@ public final class AppCache: Sendable {
         case .success(let hit):
             return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
         case .failure(let context) where context.expired:
-            try diskWrites.withLock { _ in
-                try store.removeValue(forKey: ArchiveKey(user: context.user, cacheName: info.cacheName, key: key))
+            try withDiskWrites { book in
+                let archiveKey = ArchiveKey(user: context.user, cacheName: info.cacheName, key: key)
+                try store.removeValue(forKey: archiveKey)
+                book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
             }
             return nil
         case .failure(let context):
@@ -561,10 +585,11 @@ public final class AppCache: Sendable {
             return nil
         }
         if record.isExpired(at: configuration.now()) {
-            try diskWrites.withLock { _ in
+            try withDiskWrites { book in
                 // Unless a newer collection was stored meanwhile, the expired archive goes.
                 if state.withLock({ $0.memory.owner(of: archiveKey) }) == nil {
                     try store.removeValue(forKey: archiveKey)
+                    book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
                 }
             }
             return nil
@@ -584,6 +609,7 @@ public final class AppCache: Sendable {
                 message: "The archive could not be decoded as \(Model.self).", cause: error)
             return nil
         }
+        recordOutsideWrites(.touch(path: store.layout.relativePath(for: archiveKey)))
         let entry = MemoryEntry(archiveKey: archiveKey, record: record, items: ItemsBox(items), isDirty: false)
         let spills = state.withLock {
             $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: slot), ifUnchangedSince: mutationsBeforeRead)

@@ -37,7 +37,7 @@ struct AppCacheUserTests {
             try cache.switchUser(to: user)
             #expect(try cache.getCachedItems(Plain.self) == [Plain(value: index)], "\(user)")
         }
-        let directories = try FileManager.default.contentsOfDirectory(atPath: fixture.rootPath + "/version-1")
+        let directories = try FileManager.default.contentsOfDirectory(atPath: fixture.rootPath + "/version-1").filter { !$0.hasPrefix(".") }
         #expect(directories.count == users.count)
         #expect(Set(directories.map { $0.lowercased() }).count == users.count)
         #expect(directories.allSatisfy { $0.hasPrefix("user-") })

@@ -45,6 +45,18 @@ struct CacheLayout: Sendable {
         userPath(key.user) + "/" + Self.archiveFileName(cacheName: key.cacheName, key: key.key)
     }
 
+    /// The archive file of one collection, relative to the version directory, as the disk index
+    /// names it.
+    func relativePath(for key: ArchiveKey) -> String {
+        Self.userDirectoryName(key.user) + "/" + Self.archiveFileName(cacheName: key.cacheName, key: key.key)
+    }
+
+    /// `path` relative to the version directory, if it is inside it.
+    func relativePath(ofAbsolute path: String) -> String? {
+        let prefix = versionPath + "/"
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil
+    }
+
     /// A fresh name under the root for a directory about to be deleted.
     func trashPath() -> String {
         rootPath + "/" + Self.trashPrefix + FileSystem.randomSuffix()

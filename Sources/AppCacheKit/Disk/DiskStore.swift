@@ -28,6 +28,8 @@ struct DiskStore: Sendable {
     let layout: CacheLayout
     let fileSystem: FileSystem
     let report: @Sendable (AppCacheError) -> Void
+    /// Told of every archive `discard` removes, so the disk index can forget it.
+    var onDiscard: @Sendable (String) -> Void = { _ in }
 
     /// Finishes interrupted wipes and wipes the data of every other app schema version.
     ///
@@ -93,9 +95,11 @@ struct DiskStore: Sendable {
 
     /// Writes `record` atomically; the archive's modification date becomes `record.cachedDate`.
     ///
+    /// - Returns: the archive's size in bytes.
     /// - Throws: `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure`. No temporary
     ///   file is left behind and the previous archive, if any, is untouched.
-    func store(_ record: ArchiveRecord, forKey key: ArchiveKey) throws {
+    @discardableResult
+    func store(_ record: ArchiveRecord, forKey key: ArchiveKey) throws -> Int {
         var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
             payloadLength: UInt64(record.payload.count), payloadChecksum: CRC32.checksum(record.payload),
@@ -103,10 +107,12 @@ struct DiskStore: Sendable {
         header.expiry = record.expiry
         header.isPinned = record.isPinned
         let path = layout.archivePath(for: key)
+        let headerBytes = header.encoded()
         do {
             try fileSystem.writeAtomically(
-                header: header.encoded(), payload: record.payload, to: path, in: layout.userPath(key.user),
+                header: headerBytes, payload: record.payload, to: path, in: layout.userPath(key.user),
                 modificationDate: record.cachedDate)
+            return headerBytes.count + record.payload.count
         } catch {
             throw AppCacheError(
                 code: error.code,
@@ -249,6 +255,7 @@ struct DiskStore: Sendable {
         do {
             try fileSystem.removeFile(path)
             text += " The file was removed."
+            onDiscard(path)
         } catch {
             text += " Removing the file failed too: \(error)."
         }

@@ -104,6 +104,15 @@ struct FileSystem: Sendable {
         }
     }
 
+    /// Appends `data` to the file at `path`, creating it owner-only if needed, in one `write`.
+    func append(_ data: Data, to path: String) throws(SystemError) {
+        try inject(.write, path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .last("open", path) }
+        defer { close(descriptor) }
+        try writeAll(descriptor, data, path)
+    }
+
     /// Removes the file at `path`; a missing file is not an error.
     func removeFile(_ path: String) throws(SystemError) {
         try inject(.remove, path)

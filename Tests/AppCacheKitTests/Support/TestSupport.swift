@@ -96,11 +96,13 @@ struct Fixture {
         layout(schemaVersion: schemaVersion).archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key))
     }
 
-    /// Every file below the root, relative to it, sorted.
+    /// Every file below the root, relative to it, sorted: archives and anything left beside
+    /// them, but not the disk index's journal (`version-*/.index`).
     func allFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: rootPath)
         var files = [String]()
         while let name = enumerator?.nextObject() as? String {
+            if name.hasSuffix("/" + IndexJournal.fileName) { continue }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: rootPath + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(name)

@@ -1,0 +1,202 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+/// The disk index, disk usage and the disk budget.
+struct AppCacheDiskBudgetTests {
+    /// The bytes of every archive under the root, measured.
+    private func measuredUsage(_ fixture: Fixture) throws -> Int {
+        try fixture.allFiles().filter { $0.hasSuffix(".archive") }.reduce(0) { total, file in
+            total + ((try FileManager.default.attributesOfItem(atPath: fixture.rootPath + "/" + file)[.size] as? Int) ?? 0)
+        }
+    }
+
+    /// The size of the archive of `[Plain(value: 1)]` for `user` and `key`: names are in the
+    /// header, so they count.
+    private func archiveSize(user: String = "alice", key: String) throws -> Int {
+        let scratch = try Fixture()
+        try scratch.openCache(user: user).cacheItems([Plain(value: 1)], forKey: key)
+        return try measuredUsage(scratch)
+    }
+
+    @Test func diskUsageFollowsWritesAndRemovalsAcrossRelaunches() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        #expect(cache.diskUsage == 0)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 20), forKey: "a")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 5), forKey: "b")
+        #expect(cache.diskUsage == 0, "nothing is on disk before a flush")
+        try cache.flush()
+        #expect(cache.diskUsage == (try measuredUsage(fixture)))
+        try cache.removeItems(MenuItem.self, forKey: "a")
+        try cache.switchUser(to: "bob")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 3))
+        try cache.flush()
+        let expected = try measuredUsage(fixture)
+        #expect(cache.diskUsage == expected)
+        // A new instance reads the journal, not the directories, and agrees.
+        #expect(try fixture.openCache().diskUsage == expected)
+        try cache.removeAllUsers()
+        #expect(cache.diskUsage == 0)
+    }
+
+    @Test func theBudgetRemovesLeastRecentlyUsedUnpinnedArchivesOfAnyUser() throws {
+        let fixture = try Fixture()
+        // Users and keys of one length, so every archive has the same size.
+        let one = try archiveSize(key: "a1")
+        #expect(try archiveSize(user: "bobby", key: "b1") == one)
+        var configuration = fixture.configuration(user: "alice")
+        configuration.diskByteLimit = one * 3
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Plain(value: 1)], forKey: "a1")
+        try cache.cacheItems([Plain(value: 1)], forKey: "a2")
+        try cache.pin(Plain.self, forKey: "a2")
+        try cache.switchUser(to: "bobby")
+        try cache.cacheItems([Plain(value: 1)], forKey: "b1")
+        #expect(cache.diskUsage == one * 3)
+        try cache.cacheItems([Plain(value: 1)], forKey: "b2")  // over: a1 goes (oldest unpinned)
+        #expect(!fixture.archiveExists(Plain.self, key: "a1", user: "alice"))
+        #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
+        #expect(fixture.archiveExists(Plain.self, key: "b1", user: "bobby"))
+        try cache.cacheItems([Plain(value: 1)], forKey: "b3")  // b1 goes, the pinned one stays
+        #expect(!fixture.archiveExists(Plain.self, key: "b1", user: "bobby"))
+        #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
+        #expect(cache.diskUsage == one * 3)
+        #expect(cache.diskUsage == (try measuredUsage(fixture)))
+    }
+
+    @Test func pinnedArchivesGoLastOldestFirst() throws {
+        let fixture = try Fixture()
+        let one = try archiveSize(key: "p1")
+        var configuration = fixture.configuration()
+        configuration.diskByteLimit = one * 2
+        do {
+            let cache = try AppCache(configuration: configuration)
+            for name in ["p1", "p2"] {
+                try cache.cacheItems([Plain(value: 1)], forKey: name)
+                try cache.pin(Plain.self, forKey: name)
+            }
+        }
+        // The app lowers its budget: the next write removes the unpinned archive first, then,
+        // still over, the oldest pinned one.
+        configuration.diskByteLimit = one
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Plain(value: 1)], forKey: "p3")
+        #expect(!fixture.archiveExists(Plain.self, key: "p3"))
+        #expect(!fixture.archiveExists(Plain.self, key: "p1"))
+        #expect(fixture.archiveExists(Plain.self, key: "p2"))
+        #expect(cache.diskUsage == one)
+    }
+
+    @Test func accessOrderSurvivesARelaunch() throws {
+        let fixture = try Fixture()
+        let one = try archiveSize(key: "a")
+        var configuration = fixture.configuration()
+        configuration.diskByteLimit = one * 3
+        do {
+            let cache = try AppCache(configuration: configuration)
+            for name in ["a", "b", "c"] { try cache.cacheItems([Plain(value: 1)], forKey: name) }
+        }
+        do {
+            // Reading "a" from disk makes it recent without rewriting its archive.
+            let cache = try AppCache(configuration: configuration)
+            let before = try FileManager.default.attributesOfItem(atPath: fixture.archivePath(Plain.self, key: "a"))[.modificationDate] as? Date
+            #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
+            let after = try FileManager.default.attributesOfItem(atPath: fixture.archivePath(Plain.self, key: "a"))[.modificationDate] as? Date
+            #expect(before == after)
+            try cache.flush()
+        }
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Plain(value: 1)], forKey: "d")
+        #expect(fixture.archiveExists(Plain.self, key: "a"))
+        #expect(!fixture.archiveExists(Plain.self, key: "b"), "b was the least recently used")
+        #expect(fixture.archiveExists(Plain.self, key: "c") && fixture.archiveExists(Plain.self, key: "d"))
+    }
+
+    @Test(arguments: ["missing", "damaged", "foreign"])
+    func aLostOrDamagedIndexIsRebuiltFromTheArchivesNeverWipingThem(_ damage: String) throws {
+        let fixture = try Fixture()
+        do {
+            let cache = try fixture.openCache()
+            for index in 0..<5 { try cache.cacheItems([Plain(value: index)], forKey: "k\(index)") }
+        }
+        let journal = fixture.layout().versionPath + "/" + IndexJournal.fileName
+        #expect(FileManager.default.fileExists(atPath: journal))
+        switch damage {
+        case "missing": try FileManager.default.removeItem(atPath: journal)
+        case "damaged":
+            var lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            lines[1] = "deadbeef S 1 0 user-alice/x.archive"
+            try lines.joined(separator: "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        default: try Data("GIF89a".utf8).write(to: URL(filePath: journal))
+        }
+        let cache = try fixture.openCache()
+        #expect(cache.diskUsage == (try measuredUsage(fixture)))
+        for index in 0..<5 {
+            #expect(try cache.getCachedItems(Plain.self, forKey: "k\(index)") == [Plain(value: index)])
+        }
+        #expect(IndexJournal(path: journal, fileSystem: FileSystem()).load() != nil, "a complete journal again")
+    }
+
+    @Test func aTornLastJournalLineIsDropped() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        let cache = try fixture.openCache()
+        let usage = cache.diskUsage
+        let journal = fixture.layout().versionPath + "/" + IndexJournal.fileName
+        let handle = try FileHandle(forWritingTo: URL(filePath: journal))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("0badc0de S 99".utf8))  // a crash mid-append
+        try handle.close()
+        #expect(IndexJournal(path: journal, fileSystem: FileSystem()).load() != nil)
+        #expect(try fixture.openCache().diskUsage == usage)
+    }
+
+    @Test func openingDoesNotReadTheIndexUnlessABudgetIsSet() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        let reads = Locked(0)
+        let journal = fixture.layout().versionPath + "/" + IndexJournal.fileName
+        _ = try fixture.openCache(faults: { step, path in
+            if step == .read && path == journal { reads.withLock { $0 += 1 } }
+            return nil
+        })
+        #expect(reads.withLock { $0 } == 0)
+    }
+}
+
+struct DiskIndexTests {
+    @Test func recordsRoundTripThroughJournalLines() {
+        let records: [DiskIndex.Record] = [
+            .begin, .set(path: "user-alice/a.archive", size: 12, isPinned: true), .touch(path: "shared/b.archive"),
+            .remove(path: "user-x/c+d.archive"), .removeAll(prefix: "user-alice/"), .removeAll(prefix: ""),
+        ]
+        for record in records {
+            let line = IndexJournal.line(record)
+            #expect(line.hasSuffix("\n"))
+            #expect(IndexJournal.record(from: line.dropLast()) == record)
+        }
+        #expect(IndexJournal.record(from: "00000000 S 1 0 x") == nil, "a wrong checksum")
+    }
+
+    @Test func totalsAndVictimOrder() {
+        var index = DiskIndex()
+        index.apply(.set(path: "u/a", size: 10, isPinned: false))
+        index.apply(.set(path: "u/b", size: 20, isPinned: true))
+        index.apply(.set(path: "u/c", size: 30, isPinned: false))
+        index.apply(.touch(path: "u/a"))
+        #expect(index.totalBytes == 60)
+        #expect(index.nextVictim?.path == "u/c")
+        index.apply(.set(path: "u/c", size: 5, isPinned: false))
+        #expect(index.totalBytes == 35)
+        #expect(index.nextVictim?.path == "u/a")
+        index.apply(.removeAll(prefix: "u/"))
+        #expect(index.totalBytes == 0 && index.count == 0)
+        index.apply(.set(path: "v/p", size: 1, isPinned: true))
+        #expect(index.nextVictim?.path == "v/p", "pinned ones go when nothing else is left")
+        var replayed = DiskIndex()
+        for record in index.snapshot { replayed.apply(record) }
+        #expect(replayed.totalBytes == index.totalBytes && replayed.entry("v/p") == index.entry("v/p"))
+    }
+}
