@@ -3,11 +3,13 @@ import Foundation
 /// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [--sizes N,N,...] [NAME ...]`
 ///
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
-/// NAME filters the benchmarks by substring: memory-hit, cache-items, disk-hit, flush, scaling,
-/// concurrency, resident-memory.
+/// NAME filters the benchmarks by substring: memory-hit, cache-items, disk-hit, flush,
+/// disk-budget, listing, scaling, concurrency, resident-memory.
 @main
 struct AppCacheBenchmarks {
-    static let names = ["resident-memory", "memory-hit", "cache-items", "disk-hit", "flush", "scaling", "concurrency"]
+    static let names = [
+        "resident-memory", "memory-hit", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
+    ]
 
     static func main() throws {
         var quick = false
@@ -66,6 +68,8 @@ struct AppCacheBenchmarks {
             case "cache-items": try scenarios.cacheItems()
             case "disk-hit": try scenarios.diskHit()
             case "flush": try scenarios.flush()
+            case "disk-budget": try scenarios.diskBudget()
+            case "listing": try scenarios.listing()
             case "concurrency": try scenarios.concurrency()
             case "scaling":
                 let series = try scenarios.scaling()

@@ -130,6 +130,63 @@ struct Scenarios {
             baselines: [("loop: write \(collections) files + rename, no fsync", plain)])
     }
 
+    // MARK: - 4b. Housekeeping
+
+    /// A flush that must keep within a disk budget (removing older archives as it writes),
+    /// against the same flush with no budget.
+    func diskBudget() throws {
+        let collections = quick ? 20 : 100
+        let keys = (0..<collections).map { "menu-\($0)" }
+        let count = quick ? 3 : 10
+        func flushes(budget: Bool) throws -> Measurement {
+            var settings = configuration(root(budget ? "budget" : "no-budget"))
+            settings.writeBackDelay = nil
+            let probe = try AppCache(configuration: settings)
+            try probe.cacheItems(menu, forKey: keys[0])
+            try probe.flush()
+            // Room for half of one flush: every flush removes what the last one wrote.
+            if budget { settings.diskByteLimit = probe.diskUsage * collections / 2 }
+            let cache = try AppCache(configuration: settings)
+            return try Measurement.each(runs: count, setup: {
+                for key in keys { try cache.cacheItems(menu, forKey: key) }
+            }) { _ in
+                try cache.flush()
+            }
+        }
+        let withBudget = try flushes(budget: true)
+        let without = try flushes(budget: false)
+        report.add(
+            "disk-budget: flush of \(collections) collections of 100 MenuItems within a budget of half of them",
+            parameter: collections,
+            subject: ("AppCache.flush, budget enforced", withBudget),
+            baselines: [("AppCache.flush, no budget", without)])
+    }
+
+    /// Listing a user's collections from archive headers, against listing the directory and
+    /// asking the file system for each file's attributes.
+    func listing() throws {
+        let count = quick ? 200 : 2_000
+        let cacheRoot = root("listing")
+        var settings = configuration(cacheRoot)
+        settings.writeBackDelay = nil
+        let cache = try AppCache(configuration: settings)
+        for index in 0..<count { try cache.cacheItems(smallCollection, forKey: "k\(index)") }
+        try cache.flush()
+        cache.didReceiveMemoryWarning()
+        let directory = cacheRoot.appending(path: "version-1/user-bench").path(percentEncoded: false)
+        let runs = quick ? 3 : 10
+        let entries = try Measurement.each(runs: runs, setup: {}) { _ in blackHole(try cache.entries()) }
+        let plain = try Measurement.each(runs: runs, setup: {}) { _ in
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            blackHole(try names.map { try FileManager.default.attributesOfItem(atPath: directory + "/" + $0) })
+        }
+        report.add(
+            "listing: entries() of \(count) archives (cache name, key, dates, pin, staleness)", parameter: count,
+            subject: ("AppCache.entries (reads each header)", entries),
+            baselines: [("contentsOfDirectory + attributesOfItem per file", plain)])
+        try cache.removeAll()
+    }
+
     // MARK: - 5. Scaling
 
     /// Returns the chart series: hit and write cost against entries held.
