@@ -37,7 +37,8 @@ public struct CacheRootListing: Sendable {
         public var path: String
     }
 
-    /// A file under a version directory that is not a readable archive.
+    /// A file under a version directory that is not a readable archive, or a directory that
+    /// cannot be listed.
     public struct Unreadable: Sendable, Hashable {
         /// Where the file is.
         public var path: String
@@ -69,7 +70,9 @@ public struct CacheRootListing: Sendable {
         root: URL, verifyChecksums: Bool = false, progress: ((Int, Int) -> Void)? = nil
     ) throws -> CacheRootListing {
         let fileSystem = FileSystem()
-        let rootPath = CacheLayout(rootDirectory: root, schemaVersion: "x").rootPath
+        // The version only matters to paths this listing does not use.
+        let layout = CacheLayout(rootDirectory: root, schemaVersion: "")
+        let rootPath = layout.rootPath
         func notACache(_ why: String, _ cause: (any Error)? = nil) -> AppCacheError {
             AppCacheError(code: .notACache, message: "\(rootPath) is not an AppCache root: \(why).", path: rootPath, underlyingError: cause)
         }
@@ -86,25 +89,31 @@ public struct CacheRootListing: Sendable {
 
         var files: [(version: String, path: String)] = []
         var schemaVersions: [String] = []
+        var unreadable: [Unreadable] = []
+        /// The names in a directory; one that cannot be listed is reported, not fatal.
+        func sortedNames(in directory: String) -> [String] {
+            do {
+                return (try fileSystem.contentsOfDirectory(directory) ?? []).sorted()
+            } catch {
+                unreadable.append(Unreadable(path: directory, reason: "cannot be listed: \(error)"))
+                return []
+            }
+        }
         for directory in versionDirectories {
             let versionPath = rootPath + "/" + directory
             let version = FileName.decode(directory.dropFirst(CacheLayout.versionPrefix.count)) ?? directory
             schemaVersions.append(version)
-            let userDirectories = (try? fileSystem.contentsOfDirectory(versionPath)) ?? nil
-            for userDirectory in (userDirectories ?? []).sorted()
+            for userDirectory in sortedNames(in: versionPath)
             where userDirectory == CacheLayout.sharedDirectoryName || userDirectory.hasPrefix(CacheLayout.userPrefix) {
                 let userPath = versionPath + "/" + userDirectory
-                let archives = ((try? fileSystem.contentsOfDirectory(userPath)) ?? nil) ?? []
-                for name in archives.sorted() where name.hasSuffix(CacheLayout.archiveSuffix) && !name.hasPrefix(".") {
+                for name in sortedNames(in: userPath) where name.hasSuffix(CacheLayout.archiveSuffix) && !name.hasPrefix(".") {
                     files.append((version, userPath + "/" + name))
                 }
             }
         }
 
-        let store = DiskStore(
-            layout: CacheLayout(rootDirectory: root, schemaVersion: "x"), fileSystem: fileSystem, report: { _ in })
+        let store = DiskStore(layout: layout, fileSystem: fileSystem, report: { _ in })
         var archives: [Archive] = []
-        var unreadable: [Unreadable] = []
         for (index, file) in files.enumerated() {
             defer { progress?(index + 1, files.count) }
             guard let summary = store.summary(atPath: file.path) else {

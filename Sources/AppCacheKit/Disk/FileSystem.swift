@@ -64,13 +64,6 @@ struct FileSystem: Sendable {
         return Contents(bytes: bytes, modificationDate: Self.modificationDate(of: info), fileSize: Int(info.st_size))
     }
 
-    /// The modification date of the file at `path`, or `nil` when there is none.
-    func modificationDate(_ path: String) -> Date? {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Self.modificationDate(of: info)
-    }
-
     /// Writes `header` then `payload` to a new file beside `path` and renames it into place,
     /// with `modificationDate` as its modification time.
     ///

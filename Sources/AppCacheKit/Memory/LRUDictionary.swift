@@ -58,11 +58,6 @@ struct LRUDictionary<Key: Hashable, Value> {
         index[key].flatMap { slots[$0].value }
     }
 
-    /// Whether `key` is present.
-    func contains(_ key: Key) -> Bool {
-        index[key] != nil
-    }
-
     /// Changes the value for `key` in place, leaving the order as it is.
     ///
     /// - Returns: what `body` returns, or `nil` when `key` is absent.
