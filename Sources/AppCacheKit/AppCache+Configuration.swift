@@ -64,9 +64,11 @@ extension AppCache {
         ///
         /// Enforced whenever archives are written: past the limit, the least recently used
         /// unpinned archives of any user are removed until the rest fit, then pinned ones,
-        /// least recently used first. "Used" means written, or read from disk; a collection
-        /// served from memory keeps the use of when it was written or loaded. Recency survives
-        /// relaunches through a journal in the version directory (see ``AppCache/diskUsage``).
+        /// least recently used first. "Used" means written or read, from disk or from memory;
+        /// reads are recorded in the disk index's journal with the next batch of writes (a
+        /// flush, a spill, a write-through), never by touching the archive, so recency survives
+        /// relaunches (see ``AppCache/diskUsage``). With a budget set, each such batch also
+        /// visits the memory layer's entries once to collect the reads served from memory.
         public var diskByteLimit: Int?
 
         /// Whether the cache flushes when the process exits normally (returning from `main`

@@ -76,6 +76,13 @@ extension AppCache {
             defer { records = [] }
             return records
         }
+        if configuration.diskByteLimit != nil {
+            // Reads served from memory are uses too; record them before this batch's writes,
+            // which are newer still.
+            let layout = store.layout
+            let touches = state.withLock { $0.memory.takeReadArchives() }.map { DiskIndex.Record.touch(path: layout.relativePath(for: $0)) }
+            book.records.insert(contentsOf: touches, at: 0)
+        }
         guard !book.records.isEmpty else { return }
         if configuration.diskByteLimit != nil { ensureIndex(&book) }
         if book.index != nil {

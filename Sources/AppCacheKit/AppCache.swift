@@ -89,7 +89,9 @@ public final class AppCache: Sendable {
             })
         state = Locked(State(
             user: configuration.user, userSlot: 0, userSlots: [configuration.user: 0],
-            memory: MemoryStore(byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit)))
+            memory: MemoryStore(
+                byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit,
+                tracksReads: configuration.diskByteLimit != nil)))
         try store.openVersion()
         if configuration.flushesAtExit {
             ExitFlush.register(self)
@@ -195,7 +197,7 @@ public final class AppCache: Sendable {
     public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
         // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
         // lookup and an unchecked cast, with no generic metadata lookups.
-        if let hit = memoryHit(ObjectIdentifier(Model.self), key), hit.expiry == nil || isLive(hit) {
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             return unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
         }
         return try loadAfterMiss(Model.self, key: key)?.items
@@ -210,7 +212,7 @@ public final class AppCache: Sendable {
     ) throws -> CachedCollection<Model>? {
         let items: [Model]
         let cachedDate: Date
-        if let hit = memoryHit(ObjectIdentifier(Model.self), key), hit.expiry == nil || isLive(hit) {
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             items = unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
             cachedDate = hit.cachedDate
         } else {
@@ -511,7 +513,7 @@ public final class AppCache: Sendable {
         let info = typeInfo(Model.self)
         let lookup = state.withLock { state -> Result<MemoryHit, MissContext> in
             if let hit = state.memory.peekHit(MemoryKey(type: id, key: key, user: state.userSlot)) {
-                guard let expiry = hit.expiry, expiry <= now else { return .success(hit) }
+                guard hit.expires, hit.expiry <= now else { return .success(hit) }
                 // Expired: it goes from memory here, and from disk below.
                 state.memory.remove(ArchiveKey(user: state.user, cacheName: info.cacheName, key: key))
                 return .failure(MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations, expired: true))
@@ -536,8 +538,7 @@ public final class AppCache: Sendable {
     /// Whether a memory hit with an expiry may still be returned.
     @usableFromInline
     func isLive(_ hit: MemoryHit) -> Bool {
-        guard let expiry = hit.expiry else { return true }
-        return expiry > configuration.now()
+        !hit.expires || hit.expiry > configuration.now()
     }
 
     /// Who and when a read missed memory.

@@ -114,6 +114,27 @@ struct AppCacheDiskBudgetTests {
         #expect(fixture.archiveExists(Plain.self, key: "c") && fixture.archiveExists(Plain.self, key: "d"))
     }
 
+    @Test func readsServedFromMemoryCountAsUses() throws {
+        let fixture = try Fixture()
+        let one = try archiveSize(key: "a")
+        var configuration = fixture.configuration(memory: .layer(writeBackDelay: nil))
+        configuration.diskByteLimit = one * 3
+        do {
+            let cache = try AppCache(configuration: configuration)
+            for name in ["a", "b", "c"] { try cache.cacheItems([Plain(value: 1)], forKey: name) }
+            try cache.flush()
+            // "a" is read from memory only; the next flush (with nothing to write) records it.
+            #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
+            #expect(cache.memoryStatistics.misses == 0)
+            try cache.flush()
+        }
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Plain(value: 1)], forKey: "d")
+        try cache.flush()
+        #expect(fixture.archiveExists(Plain.self, key: "a"))
+        #expect(!fixture.archiveExists(Plain.self, key: "b"), "b was the least recently used")
+    }
+
     @Test(arguments: ["missing", "damaged", "foreign"])
     func aLostOrDamagedIndexIsRebuiltFromTheArchivesNeverWipingThem(_ damage: String) throws {
         let fixture = try Fixture()

@@ -51,6 +51,16 @@ struct LRUDictionary<Key: Hashable, Value> {
         return project(slots[node].value.unsafelyUnwrapped)
     }
 
+    /// Like ``value(forKey:_:)``, but `body` may also change the value in place.
+    ///
+    /// - Complexity: O(1) on average.
+    @inline(__always)
+    mutating func updatingValue<Projection>(forKey key: Key, _ body: (inout Value) -> Projection) -> Projection? {
+        guard let node = index[key] else { return nil }
+        moveToHead(node)
+        return body(&slots[node].value!)
+    }
+
     /// The value for `key`, leaving the order as it is.
     ///
     /// - Complexity: O(1) on average.
@@ -117,6 +127,18 @@ struct LRUDictionary<Key: Hashable, Value> {
         let key = slots[node].key!
         index[key] = nil
         return (key, release(node)!)
+    }
+
+    /// Calls `body` on every key and value, from the least recently used to the most, leaving
+    /// the order as it is.
+    ///
+    /// - Complexity: O(n).
+    mutating func modifyEachFromLeastRecent(_ body: (Key, inout Value) -> Void) {
+        var node = tail
+        while node >= 0 {
+            body(slots[node].key!, &slots[node].value!)
+            node = slots[node].newer
+        }
     }
 
     /// Removes everything.

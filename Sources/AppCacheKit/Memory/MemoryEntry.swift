@@ -32,12 +32,22 @@ final class ItemsBox<Model: Sendable>: Sendable {
 }
 
 /// What a memory hit hands back: the decoded items (an ``ItemsBox``), their cached moment,
-/// and their expiry (`nil` when none applies, also when pinned).
+/// and their expiry (`distantFuture` when none applies, also when pinned). Three words, with no
+/// optional inside, so that it comes back in registers.
 @usableFromInline
 struct MemoryHit {
     @usableFromInline var items: AnyObject
     @usableFromInline var cachedDate: Date
-    @usableFromInline var expiry: Date?
+    @usableFromInline var expiry: Date
+
+    init(_ entry: borrowing MemoryEntry) {
+        items = entry.items
+        cachedDate = entry.cachedDate
+        expiry = entry.isPinned ? .distantFuture : entry.expiry ?? .distantFuture
+    }
+
+    /// Whether an expiry applies at all.
+    @usableFromInline var expires: Bool { expiry != .distantFuture }
 }
 
 /// One collection held in memory: its decoded items and cached moment (read on every hit, so
@@ -68,6 +78,8 @@ struct MemoryEntry {
     /// Bumped by every store, so a write that finishes after a newer store does not mark the
     /// newer one clean.
     var generation: UInt64 = 0
+    /// Whether a read was served from this entry since the disk index last heard of it.
+    var wasReadSinceRecorded = false
     /// What the entry counts against the memory byte limit: its encoded size.
     let cost: Int
     private let details: Details

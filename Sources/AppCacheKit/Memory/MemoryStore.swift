@@ -13,6 +13,8 @@ struct MemoryStore {
     var byteLimit: Int
     /// The most entries the LRU part may hold.
     var entryLimit: Int
+    /// Whether hits mark their entries for ``takeReadArchives()`` (only a disk budget needs it).
+    var tracksReads = false
 
     private var lru = LRUDictionary<MemoryKey, MemoryEntry>()
     private var detached: [MemoryKey: MemoryEntry] = [:]
@@ -31,17 +33,22 @@ struct MemoryStore {
     private(set) var misses = 0
     private(set) var spills = 0
 
-    init(byteLimit: Int, entryLimit: Int) {
+    init(byteLimit: Int, entryLimit: Int, tracksReads: Bool = false) {
         self.byteLimit = byteLimit
         self.entryLimit = entryLimit
+        self.tracksReads = tracksReads
     }
 
     /// The entry for `key`, made the most recently used; counts a hit or a miss.
     ///
     /// - Complexity: O(1) on average.
+    @inline(__always)
     mutating func hit(_ key: MemoryKey) -> MemoryHit? {
-        if let hit = lru.value(forKey: key, { MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) })
-            ?? detached[key].map({ MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) }) {
+        let found = lru.updatingValue(forKey: key) { entry in
+            if tracksReads { entry.wasReadSinceRecorded = true }
+            return MemoryHit(entry)
+        }
+        if let hit = found ?? detached[key].map({ MemoryHit($0) }) {
             hits += 1
             return hit
         }
@@ -51,7 +58,7 @@ struct MemoryStore {
 
     /// What ``hit(_:)`` would answer, without touching the order or the counters.
     func peekHit(_ key: MemoryKey) -> MemoryHit? {
-        peek(key).map { MemoryHit(items: $0.items, cachedDate: $0.cachedDate, expiry: $0.isPinned ? nil : $0.expiry) }
+        peek(key).map { MemoryHit($0) }
     }
 
     /// The entry for `key`, without touching the order or the counters.
@@ -179,17 +186,34 @@ struct MemoryStore {
         }
     }
 
+    /// The archives of the entries read since the last call, least recently used first, so the
+    /// disk index can count those reads as uses; the marks are cleared.
+    ///
+    /// - Complexity: O(n).
+    mutating func takeReadArchives() -> [ArchiveKey] {
+        var read: [ArchiveKey] = []
+        lru.modifyEachFromLeastRecent { _, entry in
+            if entry.wasReadSinceRecorded {
+                entry.wasReadSinceRecorded = false
+                read.append(entry.archiveKey)
+            }
+        }
+        return read
+    }
+
     /// The detached entries among `keys`, for writing.
     func detachedEntries(_ keys: [MemoryKey]) -> [(key: MemoryKey, entry: MemoryEntry)] {
         keys.compactMap { key in detached[key].map { (key, $0) } }
     }
 
-    /// Every dirty entry, detached or not, for a flush.
+    /// Every dirty entry, detached or not, for a flush, in the order they were stored (so the
+    /// archives are written, and the disk index records them, oldest first).
     ///
-    /// - Complexity: O(d), d the number of dirty entries.
+    /// - Complexity: O(d log d), d the number of dirty entries.
     func dirtyEntries() -> [(key: MemoryKey, entry: MemoryEntry)] {
-        detached.map { (key: $0.key, entry: $0.value) }
-            + lruDirtyKeys.compactMap { key in lru.peekValue(forKey: key).map { (key: key, entry: $0) } }
+        (detached.map { (key: $0.key, entry: $0.value) }
+            + lruDirtyKeys.compactMap { key in lru.peekValue(forKey: key).map { (key: key, entry: $0) } })
+            .sorted { $0.entry.generation < $1.entry.generation }
     }
 
     /// Records that the archive of `key` now holds generation `generation`: the entry becomes
