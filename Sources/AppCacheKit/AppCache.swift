@@ -481,7 +481,7 @@ public final class AppCache: Sendable {
                 cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 modelSchemaVersion: Int(header.schemaVersion),
                 isStale: Self.isStale(age: Self.age(of: summary.cachedDate, now: now), threshold: threshold(header.cacheName)),
-                isInMemory: false, isDirty: false)
+                isInMemory: false, isOnDisk: true, isDirty: false)
         }
         for entry in memoryEntries where !entry.record.isExpired(at: now) {
             let archiveKey = entry.archiveKey
@@ -490,7 +490,7 @@ public final class AppCache: Sendable {
                 bytes: listed[archiveKey]?.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
                 isPinned: entry.isPinned, modelSchemaVersion: Int(entry.record.schemaVersion),
                 isStale: Self.isStale(age: Self.age(of: entry.cachedDate, now: now), threshold: threshold(archiveKey.cacheName)),
-                isInMemory: true, isDirty: entry.isDirty)
+                isInMemory: true, isOnDisk: listed[archiveKey] != nil, isDirty: entry.isDirty)
         }
         return listed.values.sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }
     }

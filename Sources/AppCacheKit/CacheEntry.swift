@@ -25,6 +25,8 @@ public struct CacheEntry: Sendable, Hashable {
     public var isStale: Bool
     /// Whether memory holds it.
     public var isInMemory: Bool
+    /// Whether it has an archive on disk (possibly older than memory's copy; see `isDirty`).
+    public var isOnDisk: Bool
     /// Whether the archive on disk is older than what memory holds (or there is none yet).
     public var isDirty: Bool
 }
