@@ -291,8 +291,9 @@ public final class AppCache: Sendable {
                 state.memory.removeAll(user: state.userSlot)
                 return state.user
             }
-            defer { book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/")) }
-            return try store.removeAll(user: user)
+            let leftover = try store.removeAll(user: user)
+            book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/"))
+            return leftover
         }
         reportAll(leftover.map { [$0] } ?? [])
     }
@@ -318,8 +319,9 @@ public final class AppCache: Sendable {
             state.withLock { state in
                 if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
             }
-            defer { book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/")) }
-            return try store.removeAll(user: user)
+            let leftover = try store.removeAll(user: user)
+            book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/"))
+            return leftover
         }
         reportAll(leftover.map { [$0] } ?? [])
     }
@@ -333,8 +335,9 @@ public final class AppCache: Sendable {
             state.withLock { state in
                 for slot in state.userSlots.values { state.memory.removeAll(user: slot) }
             }
-            defer { book.records.append(.removeAll(prefix: "")) }
-            return try store.removeAllUsers()
+            let leftover = try store.removeAllUsers()
+            book.records.append(.removeAll(prefix: ""))
+            return leftover
         }
         reportAll(leftover.map { [$0] } ?? [])
     }
