@@ -29,6 +29,12 @@ enum PlainFiles {
         guard written == data.count else { throw POSIXFailure(operation: "write") }
     }
 
+    /// Waits until the system has written out what earlier benchmarks left dirty (the seed's
+    /// fsync-heavy saves above all), so a file-writing benchmark starts on a quiet disk.
+    static func settleDisk() {
+        sync()
+    }
+
     struct POSIXFailure: Error, CustomStringConvertible {
         var operation: String
         var number = errno

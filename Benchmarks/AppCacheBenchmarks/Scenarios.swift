@@ -105,6 +105,7 @@ struct Scenarios {
     // MARK: - 4. Flush
 
     func flush() throws {
+        PlainFiles.settleDisk()
         let collections = quick ? 20 : 100
         var settings = configuration(root("flush"))
         settings.writeBackDelay = nil
@@ -135,6 +136,7 @@ struct Scenarios {
     /// A flush that must keep within a disk budget (removing older archives as it writes),
     /// against the same flush with no budget.
     func diskBudget() throws {
+        PlainFiles.settleDisk()
         let collections = quick ? 20 : 100
         let keys = (0..<collections).map { "menu-\($0)" }
         let count = quick ? 3 : 10
