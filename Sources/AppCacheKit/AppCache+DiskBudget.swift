@@ -59,6 +59,9 @@ extension AppCache {
             return
         }
         // Missing or damaged: rebuild from the archives, oldest first, and start a new journal.
+        // No write is under way (the caller holds the disk-write lock), so temporary files are
+        // leftovers of a crash: they go too.
+        store.sweepTemporaryFiles()
         var index = DiskIndex()
         let paths = (try? store.archivePathsOfAllUsers()) ?? []
         let summaries = paths.compactMap { path in store.summary(atPath: path).map { (path, $0) } }

@@ -299,7 +299,8 @@ public final class AppCache: Sendable {
     }
 
     /// Removes every expired collection that is not pinned, of every user, from memory and
-    /// disk. Reads never return expired collections anyway; this reclaims their space.
+    /// disk, and the temporary files of writes a crash cut short. Reads never return expired
+    /// collections anyway; this reclaims their space.
     ///
     /// - Complexity: reads the header of every archive of the current version.
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed or an
@@ -307,6 +308,8 @@ public final class AppCache: Sendable {
     public func removeExpired() throws {
         let now = configuration.now()
         try removeArchives(ofAllUsers: true) { $0.isExpired(at: now) }
+        // The same visit clears what writes cut short by a crash left behind.
+        withDiskWrites { _ in _ = store.sweepTemporaryFiles() }
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared

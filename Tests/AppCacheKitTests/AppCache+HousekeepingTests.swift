@@ -67,6 +67,17 @@ struct AppCacheHousekeepingTests {
         #expect(try cache.getCachedItems(Plain.self) == nil)
     }
 
+    @Test func removeExpiredSweepsTemporaryFilesLeftByACrash() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        let leftover = fixture.layout().userPath("alice") + "/" + FileSystem.temporaryPrefix + "deadbeef"
+        try Data("half a write".utf8).write(to: URL(filePath: leftover))
+        try cache.removeExpired()
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try cache.getCachedItems(Plain.self) == [Plain(value: 1)])
+    }
+
     @Test func pinningWhatIsNotCachedIsAnError() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()

@@ -190,6 +190,24 @@ struct DiskStore: Sendable {
         }
     }
 
+    /// Removes the temporary files that writes interrupted by a crash left in the user
+    /// directories of the current version. Call only while no write is under way (inside the
+    /// disk-write lock): a write in progress has a temporary file too.
+    ///
+    /// - Returns: how many were removed.
+    @discardableResult
+    func sweepTemporaryFiles() -> Int {
+        guard let directories = try? fileSystem.contentsOfDirectory(layout.versionPath) else { return 0 }
+        var removed = 0
+        for directory in directories where directory == CacheLayout.sharedDirectoryName || directory.hasPrefix(CacheLayout.userPrefix) {
+            let path = layout.versionPath + "/" + directory
+            for name in ((try? fileSystem.contentsOfDirectory(path)) ?? nil) ?? [] where name.hasPrefix(FileSystem.temporaryPrefix) {
+                if (try? fileSystem.removeFile(path + "/" + name)) != nil { removed += 1 }
+            }
+        }
+        return removed
+    }
+
     /// Removes the archive at `path`; a missing file is not an error.
     func removeFile(atPath path: String) throws {
         do {

@@ -73,7 +73,7 @@ struct FileSystem: Sendable {
     func writeAtomically(
         header: [UInt8], payload: Data, to path: String, in directory: String, modificationDate: Date
     ) throws(SystemError) {
-        let temporary = directory + "/.tmp-" + Self.randomSuffix()
+        let temporary = directory + "/" + Self.temporaryPrefix + Self.randomSuffix()
         var descriptor = try createExclusive(temporary)
         if descriptor < 0 {
             try makeDirectories(directory)
@@ -179,6 +179,9 @@ struct FileSystem: Sendable {
             throw .last("mkdir", path)
         }
     }
+
+    /// How the names of temporary files begin.
+    static let temporaryPrefix = ".tmp-"
 
     /// A random name part for temporary files and trash directories.
     static func randomSuffix() -> String {
