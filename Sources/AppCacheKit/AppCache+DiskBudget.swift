@@ -41,6 +41,24 @@ extension AppCache {
         }
     }
 
+    /// Writes the archive for `key` and records it in the batch, so the disk index never
+    /// misses a write. Call inside ``withDiskWrites(_:)``.
+    ///
+    /// - Throws: what ``DiskStore/store(_:forKey:)`` throws; nothing is recorded then.
+    func writeArchive(_ record: ArchiveRecord, forKey key: ArchiveKey, _ book: inout DiskBook) throws {
+        let size = try store.store(record, forKey: key)
+        book.records.append(.set(path: store.layout.relativePath(for: key), size: size, isPinned: record.isPinned))
+    }
+
+    /// Removes the archive for `key` and records it in the batch. Call inside
+    /// ``withDiskWrites(_:)``.
+    ///
+    /// - Throws: what ``DiskStore/removeValue(forKey:)`` throws; nothing is recorded then.
+    func deleteArchive(forKey key: ArchiveKey, _ book: inout DiskBook) throws {
+        try store.removeValue(forKey: key)
+        book.records.append(.remove(path: store.layout.relativePath(for: key)))
+    }
+
     /// Records a change made outside the write lock (a read from disk, a damaged archive
     /// removed by a read), for the next batch.
     func recordOutsideWrites(_ record: DiskIndex.Record) {

@@ -66,8 +66,7 @@ extension AppCache {
         var failures: [AppCacheError] = []
         for (key, entry) in entries {
             do {
-                let size = try store.store(entry.record, forKey: entry.archiveKey)
-                book.records.append(.set(path: store.layout.relativePath(for: entry.archiveKey), size: size, isPinned: entry.isPinned))
+                try writeArchive(entry.record, forKey: entry.archiveKey, &book)
                 written.append((key, entry.generation))
             } catch let error as AppCacheError {
                 var error = error

@@ -171,8 +171,7 @@ public final class AppCache: Sendable {
             spills = try withDiskWrites { book in
                 let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
                 let entry = entry(for: user)
-                let size = try store.store(record, forKey: entry.archiveKey)
-                book.records.append(.set(path: store.layout.relativePath(for: entry.archiveKey), size: size, isPinned: record.isPinned))
+                try writeArchive(record, forKey: entry.archiveKey, &book)
                 return state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
             }
         } else {
@@ -269,8 +268,7 @@ public final class AppCache: Sendable {
                 state.memory.remove(archiveKey)
                 return archiveKey
             }
-            try store.removeValue(forKey: archiveKey)
-            book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
+            try deleteArchive(forKey: archiveKey, &book)
         }
     }
 
@@ -286,16 +284,7 @@ public final class AppCache: Sendable {
             try removeArchives(ofAllUsers: false) { !$0.isPinned }
             return
         }
-        let leftover = try withDiskWrites { book in
-            let user = state.withLock { state in
-                state.memory.removeAll(user: state.userSlot)
-                return state.user
-            }
-            let leftover = try store.removeAll(user: user)
-            book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/"))
-            return leftover
-        }
-        reportAll(leftover.map { [$0] } ?? [])
+        try wipe { $0.user }
     }
 
     /// Removes every expired collection that is not pinned, of every user, from memory and
@@ -318,15 +307,7 @@ public final class AppCache: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
     ///   out of view; their archives are then unchanged.
     public func removeUser(_ user: String?) throws {
-        let leftover = try withDiskWrites { book in
-            state.withLock { state in
-                if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
-            }
-            let leftover = try store.removeAll(user: user)
-            book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/"))
-            return leftover
-        }
-        reportAll(leftover.map { [$0] } ?? [])
+        try wipe { _ in user }
     }
 
     /// Removes the data of every user and of the shared space, from memory and disk.
@@ -411,6 +392,22 @@ public final class AppCache: Sendable {
 
     // MARK: - Internal
 
+    /// Removes every collection of one user, from memory and disk; `resolveUser` names the user
+    /// inside the lock (the current one, or a given one).
+    private func wipe(_ resolveUser: (State) -> String?) throws {
+        let leftover = try withDiskWrites { book in
+            let user = state.withLock { state in
+                let user = resolveUser(state)
+                if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
+                return user
+            }
+            let leftover = try store.removeAll(user: user)
+            book.records.append(.removeAll(prefix: CacheLayout.userDirectoryName(user) + "/"))
+            return leftover
+        }
+        reportAll(leftover.map { [$0] } ?? [])
+    }
+
     private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
         let info = typeInfo(Model.self)
         let failure = try withDiskWrites { book -> AppCacheError? in
@@ -423,8 +420,7 @@ public final class AppCache: Sendable {
             }
             if let entry {
                 // Write the entry now, pin and all, as a flush would.
-                let size = try store.store(entry.entry.record, forKey: archiveKey)
-                book.records.append(.set(path: store.layout.relativePath(for: archiveKey), size: size, isPinned: pinned))
+                try writeArchive(entry.entry.record, forKey: archiveKey, &book)
                 state.withLock { $0.memory.didWrite(entry.key, generation: entry.entry.generation, spilled: false) }
                 return nil
             }
@@ -436,8 +432,7 @@ public final class AppCache: Sendable {
                     cacheName: info.cacheName, key: key)
             }
             record.isPinned = pinned
-            let size = try store.store(record, forKey: archiveKey)
-            book.records.append(.set(path: store.layout.relativePath(for: archiveKey), size: size, isPinned: pinned))
+            try writeArchive(record, forKey: archiveKey, &book)
             return nil
         }
         if let failure { throw failure }
@@ -447,12 +442,11 @@ public final class AppCache: Sendable {
     /// picks, and the memory entries it picks.
     private func removeArchives(ofAllUsers: Bool, where shouldRemove: (ArchiveRecord) -> Bool) throws {
         try withDiskWrites { book in
-            let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-            let doomed = state.withLock { state in
-                state.memory.entries(user: ofAllUsers ? nil : slot).filter { shouldRemove($0.record) }.map(\.archiveKey)
-            }
-            state.withLock { state in
+            let (user, doomed) = state.withLock { state in
+                let doomed = Set(state.memory.entries(user: ofAllUsers ? nil : state.userSlot)
+                    .filter { shouldRemove($0.record) }.map(\.archiveKey))
                 for archiveKey in doomed { state.memory.remove(archiveKey) }
+                return (state.user, doomed)
             }
             let paths = ofAllUsers ? try store.archivePathsOfAllUsers() : try store.archivePaths(user: user)
             for path in paths {
@@ -531,9 +525,7 @@ public final class AppCache: Sendable {
             return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
         case .failure(let context) where context.expired:
             try withDiskWrites { book in
-                let archiveKey = ArchiveKey(user: context.user, cacheName: info.cacheName, key: key)
-                try store.removeValue(forKey: archiveKey)
-                book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
+                try deleteArchive(forKey: ArchiveKey(user: context.user, cacheName: info.cacheName, key: key), &book)
             }
             return nil
         case .failure(let context):
@@ -595,8 +587,7 @@ public final class AppCache: Sendable {
             try withDiskWrites { book in
                 // Unless a newer collection was stored meanwhile, the expired archive goes.
                 if state.withLock({ $0.memory.owner(of: archiveKey) }) == nil {
-                    try store.removeValue(forKey: archiveKey)
-                    book.records.append(.remove(path: store.layout.relativePath(for: archiveKey)))
+                    try deleteArchive(forKey: archiveKey, &book)
                 }
             }
             return nil
