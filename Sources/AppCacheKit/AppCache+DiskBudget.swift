@@ -146,8 +146,9 @@ extension AppCache {
             book.index!.apply(.remove(path: victim.path))
             book.records.append(.remove(path: victim.path))
             // A clean copy in memory would claim an archive that is gone; a dirty one is newer
-            // than the archive and stays, to be written (and budgeted) again.
-            if let archiveKey = archiveKey(ofRelativePath: victim.path) {
+            // than the archive and stays, to be written (and budgeted) again. (A hashed name
+            // does not tell its collection; such a clean copy stays and is merely a miss later.)
+            if let archiveKey = CacheLayout.archiveKey(fromRelativePath: victim.path) {
                 state.withLock { state in
                     if let owner = state.memory.owner(of: archiveKey), state.memory.peek(owner)?.isDirty == false {
                         state.memory.remove(archiveKey)
@@ -168,22 +169,6 @@ extension AppCache {
                 code: error.code, message: "The disk index journal could not be rewritten; it will be rebuilt from the archives.",
                 path: error.path, underlyingError: error))
         }
-    }
-
-    /// The collection an archive path stands for, from its header.
-    private func archiveKey(ofRelativePath path: String) -> ArchiveKey? {
-        // The archive is gone by now; its name tells the collection unless it was hashed.
-        let parts = path.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2, let names = CacheLayout.archiveName(fromFileName: String(parts[1])) else { return nil }
-        let user: String?
-        if parts[0] == CacheLayout.sharedDirectoryName {
-            user = nil
-        } else if parts[0].hasPrefix(CacheLayout.userPrefix), let decoded = FileName.decode(parts[0].dropFirst(CacheLayout.userPrefix.count)) {
-            user = decoded
-        } else {
-            return nil
-        }
-        return ArchiveKey(user: user, cacheName: names.cacheName, key: names.key)
     }
 
     var indexJournal: IndexJournal {

@@ -51,4 +51,12 @@ struct CacheLayoutTests {
         #expect(CacheLayout(rootDirectory: URL(filePath: "/r"), schemaVersion: "../x").versionDirectoryName == "version-%2e.%2fx")
         #expect(CacheLayout(rootDirectory: URL(filePath: "/r"), schemaVersion: "V2").versionDirectoryName == "version-%562")
     }
+
+    @Test func relativePathsReadBackAsTheirCollection() {
+        for key in [ArchiveKey(user: "Zoë", cacheName: "MenuItems", key: "a/b"), ArchiveKey(user: nil, cacheName: "X", key: nil)] {
+            #expect(CacheLayout.archiveKey(fromRelativePath: layout.relativePath(for: key)) == key)
+        }
+        let long = ArchiveKey(user: "u", cacheName: "N", key: String(repeating: "k", count: 500))
+        #expect(CacheLayout.archiveKey(fromRelativePath: layout.relativePath(for: long)) == nil)
+    }
 }

@@ -51,6 +51,18 @@ struct CacheLayout: Sendable {
         Self.userDirectoryName(key.user) + "/" + Self.archiveFileName(cacheName: key.cacheName, key: key.key)
     }
 
+    /// The collection a path from ``relativePath(for:)`` stands for; `nil` for hashed (long)
+    /// names, whose header tells instead.
+    static func archiveKey(fromRelativePath path: String) -> ArchiveKey? {
+        let parts = path.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2, let names = archiveName(fromFileName: String(parts[1])) else { return nil }
+        if parts[0] == sharedDirectoryName {
+            return ArchiveKey(user: nil, cacheName: names.cacheName, key: names.key)
+        }
+        guard parts[0].hasPrefix(userPrefix), let user = FileName.decode(parts[0].dropFirst(userPrefix.count)) else { return nil }
+        return ArchiveKey(user: user, cacheName: names.cacheName, key: names.key)
+    }
+
     /// `path` relative to the version directory, if it is inside it.
     func relativePath(ofAbsolute path: String) -> String? {
         let prefix = versionPath + "/"
