@@ -1,0 +1,671 @@
+import Foundation
+
+/// Encodes an `Encodable` value into the binary format (``BinaryFormat``), streaming into one
+/// buffer, and estimates the memory the value takes once decoded.
+///
+/// One encoder object per call does all the work: containers are small structs holding an
+/// unmanaged reference to it and the number of their state there (no intermediate tree, and a
+/// keyed container's box is reused from item to item, see ``KeyTypeTable``), each key's name
+/// is written once into the key table, and a synthesized `CodingKeys` enum (a one-byte value)
+/// finds its key index through a per-type table indexed by that byte instead of hashing its
+/// name per field.
+///
+/// Streaming asks that a container be written to only while it is the innermost one still
+/// open, which is what synthesized and ordinary hand-written `encode(to:)` do. Writing to a
+/// container after one nested in it was closed (interleaving) throws
+/// ``BinaryEncodingUnsupported``, and the cache falls back to JSON for that collection.
+final class BinaryPayloadEncoder: Encoder {
+    /// The encoder's mutable state, in memory it allocates: reached through a pointer, it needs
+    /// no dynamic exclusivity checks, which stored properties of a class would pay on every
+    /// field (they were a third of the encoding time).
+    private struct State {
+        var writer: ByteWriter
+        var keyNames: [String] = []
+        var keyIndexes: [String: Int] = [:]
+        /// The key types met: each one-byte key type's values' key indexes (-1: not yet
+        /// interned), and their reusable containers.
+        var keyTypes = KeyTypeTable(unknownIndex: -1)
+        /// The keyed containers' states.
+        var frames = FrameBuffer<KeyedFrame>()
+        /// The containers still open, innermost last.
+        var open: [OpenContainer] = []
+        var nextContainerID: UInt32 = 0
+        /// Where the value whose `encode(to:)` is running starts (its first container goes there).
+        var valueStart = -1
+        /// An estimate of the bytes the encoded value takes in memory once decoded.
+        var decodedSize = 0
+        /// The innermost open container's id (0: none), checked before every write.
+        var topID: UInt32 = 0
+    }
+
+    private let state: UnsafeMutablePointer<State>
+    private let specialTypes = BinaryFormat.SpecialTypes.shared
+    private let reusesBoxes = KeyTypeTable.boxesAreReusable
+
+    /// A keyed container's state: where it is among the open containers, its id, and its key
+    /// type's index table.
+    struct KeyedFrame {
+        var depth: Int
+        var id: UInt32
+        var indexes: UnsafeMutablePointer<Int32>?
+    }
+
+    var writer: ByteWriter {
+        _read { yield state.pointee.writer }
+        _modify { yield &state.pointee.writer }
+    }
+
+    private var keyNames: [String] {
+        _read { yield state.pointee.keyNames }
+        _modify { yield &state.pointee.keyNames }
+    }
+
+    private var keyIndexes: [String: Int] {
+        _read { yield state.pointee.keyIndexes }
+        _modify { yield &state.pointee.keyIndexes }
+    }
+
+    private var open: [OpenContainer] {
+        _read { yield state.pointee.open }
+        _modify { yield &state.pointee.open }
+    }
+
+    private var nextContainerID: UInt32 {
+        get { state.pointee.nextContainerID }
+        set { state.pointee.nextContainerID = newValue }
+    }
+
+    private var valueStart: Int {
+        get { state.pointee.valueStart }
+        set { state.pointee.valueStart = newValue }
+    }
+
+    /// An estimate of the bytes the encoded value takes in memory once decoded.
+    private(set) var decodedSize: Int {
+        get { state.pointee.decodedSize }
+        set { state.pointee.decodedSize = newValue }
+    }
+
+    struct OpenContainer {
+        var tagOffset: Int
+        var isUnkeyed: Bool
+        var id: UInt32
+        var count: UInt32 = 0
+    }
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(capacityHint: Int) {
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(writer: ByteWriter(capacity: capacityHint)))
+    }
+
+    deinit {
+        state.pointee.writer.deallocate()
+        state.pointee.keyTypes.deallocate()
+        state.pointee.frames.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// The payload for `value`, and an estimate of its decoded size in bytes.
+    ///
+    /// - Throws: what `value.encode(to:)` throws; ``BinaryEncodingUnsupported`` for
+    ///   interleaved containers or a container over 4 GiB.
+    static func encode<T: Encodable>(_ value: T, capacityHint: Int = 4096) throws -> (payload: Data, decodedSize: Int) {
+        let encoder = BinaryPayloadEncoder(capacityHint: capacityHint)
+        try encoder.encodeValue(value)
+        encoder.decodedSize += MemoryLayout<T>.stride
+        return try encoder.finish()
+    }
+
+    /// The payload for `items`, the same bytes as ``encode(_:capacityHint:)`` of the array,
+    /// and an estimate of their decoded size in bytes.
+    ///
+    /// - Throws: as ``encode(_:capacityHint:)``.
+    static func encodeItems<Model: Encodable>(_ items: [Model], capacityHint: Int) throws -> (payload: Data, decodedSize: Int) {
+        let encoder = BinaryPayloadEncoder(capacityHint: capacityHint)
+        // Written here rather than through `Array.encode(to:)`, which reaches each item
+        // through an existential container and a copy of it.
+        let (depth, _) = encoder.openContainer(unkeyed: true)
+        try items.withUnsafeBufferPointer { buffer in
+            // Each item borrowed in place (a `for` loop copies each, retaining its fields).
+            guard let base = buffer.baseAddress else { return }
+            for index in 0..<buffer.count { try encoder.encodeValue((base + index).pointee) }
+        }
+        guard items.count <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "more than 4 billion items") }
+        encoder.open[depth].count = UInt32(items.count)
+        try encoder.close(downTo: depth)
+        encoder.decodedSize += items.count * MemoryLayout<Model>.stride + MemoryLayout<[Model]>.stride
+        return try encoder.finish()
+    }
+
+    /// Appends the key table and its offset, and hands the payload over.
+    private func finish() throws -> (payload: Data, decodedSize: Int) {
+        let tableOffset = writer.count
+        guard tableOffset <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a payload over 4 GiB") }
+        writer.varint(UInt64(keyNames.count))
+        for name in keyNames { writer.string(name) }
+        writer.fixed(UInt32(tableOffset))
+        return (writer.takeData(), decodedSize)
+    }
+
+    // MARK: - Values
+
+    /// Encodes one value at the current position: the special Foundation types by their own
+    /// tags, anything else through its `encode(to:)`.
+    func encodeValue<T: Encodable>(_ value: T) throws {
+        guard let special = specialTypes.kind(of: ObjectIdentifier(T.self)) else {
+            try encodeThroughCodable(value)
+            return
+        }
+        switch special {
+        case .date:
+            writeDate(unsafeBitCast(value, to: Date.self))
+        case .url:
+            writeURL(unsafeBitCast(value, to: URL.self))
+        case .uuid:
+            let uuid = unsafeBitCast(value, to: UUID.self).uuid
+            writer.byte(BinaryFormat.uuid)
+            withUnsafeBytes(of: uuid) { writer.bytes($0) }
+        case .strings:
+            // Written here rather than through `Array.encode(to:)`, whose generic code costs
+            // more than the strings themselves; the bytes are the same.
+            let strings = unsafeBitCast(value, to: [String].self)
+            let (depth, _) = openContainer(unkeyed: true)
+            for string in strings { writeString(string) }
+            open[depth].count = UInt32(truncatingIfNeeded: strings.count)
+            decodedSize += strings.count * MemoryLayout<String>.stride
+            try close(downTo: depth)
+        case .data:
+            writeData(unsafeBitCast(value, to: Data.self))
+        case .decimal:
+            writer.byte(BinaryFormat.decimal)
+            writeStringBody(unsafeBitCast(value, to: Decimal.self).description)
+        }
+    }
+
+    /// Encodes a value through its own `encode(to:)`, closing what it opened.
+    private func encodeThroughCodable<T: Encodable>(_ value: T) throws {
+        let depth = open.count
+        let start = writer.count
+        let savedStart = valueStart
+        valueStart = start
+        defer { valueStart = savedStart }
+        try value.encode(to: self)
+        try close(downTo: depth)
+        if writer.count == start {
+            // Nothing encoded: an empty keyed container, as JSON writes `{}`.
+            writer.byte(BinaryFormat.keyed)
+            writer.fixed(UInt32(0))
+        }
+    }
+
+    @inline(__always)
+    func writeString(_ value: String) {
+        writer.byte(BinaryFormat.string)
+        writeStringBody(value)
+    }
+
+    @inline(__always)
+    private func writeStringBody(_ value: String) {
+        let count = value.utf8.count
+        if count > 15 { decodedSize += Self.heapSize(count + 33) }
+        writer.string(value)
+    }
+
+    func writeDate(_ date: Date) {
+        writer.byte(BinaryFormat.date)
+        writer.fixed(date.timeIntervalSinceReferenceDate.bitPattern)
+    }
+
+    func writeURL(_ url: URL) {
+        writer.byte(BinaryFormat.url)
+        // A URL object and its parsed parts, besides its string (measured: about 310 bytes on
+        // Linux for a short http URL).
+        decodedSize += 310
+        writeStringBody(url.absoluteString)
+    }
+
+    func writeData(_ data: Data) {
+        writer.byte(BinaryFormat.data)
+        if data.count > 14 { decodedSize += Self.heapSize(data.count + 32) }
+        writer.varint(UInt64(data.count))
+        data.withUnsafeBytes { writer.bytes($0) }
+    }
+
+    @inline(__always)
+    func writeInt(_ value: Int64) {
+        writer.byte(BinaryFormat.int)
+        writer.varint(BinaryFormat.zigzag(value))
+    }
+
+    @inline(__always)
+    func writeUInt(_ value: UInt64) {
+        writer.byte(BinaryFormat.uint)
+        writer.varint(value)
+    }
+
+    @inline(__always)
+    func writeDouble(_ value: Double) {
+        writer.byte(BinaryFormat.double)
+        writer.fixed(value.bitPattern)
+    }
+
+    @inline(__always)
+    func writeFloat(_ value: Float) {
+        writer.byte(BinaryFormat.float)
+        writer.fixed(value.bitPattern)
+    }
+
+    @inline(__always)
+    func writeBool(_ value: Bool) {
+        writer.byte(value ? BinaryFormat.true : BinaryFormat.false)
+    }
+
+    func writeNil() {
+        writer.byte(BinaryFormat.nil)
+    }
+
+    /// Counts one element of an array of `T` (its slot in the array's storage).
+    @inline(__always)
+    func countElement<T>(_ type: T.Type) {
+        decodedSize += MemoryLayout<T>.stride
+    }
+
+    /// What `malloc` takes for `bytes`: rounded up to 16, plus its bookkeeping.
+    static func heapSize(_ bytes: Int) -> Int {
+        max(32, (bytes + 8 + 15) & ~15)
+    }
+
+    // MARK: - Keys
+
+    /// The state of the keyed container with frame `number`.
+    @inline(__always)
+    func frame(_ number: Int) -> KeyedFrame {
+        state.pointee.frames[number]
+    }
+
+    /// Writes the index of `key` in the key table, adding its name on first use.
+    @inline(__always)
+    func writeKey<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?) {
+        if let table {
+            // A one-byte key is fully described by its byte: the same byte, the same key.
+            let byte = MemoryLayout<Key>.size == 0 ? 0 : Int(unsafeBitCast(key, to: UInt8.self))
+            var index = table[byte]
+            if index < 0 {
+                index = Int32(intern(key.stringValue))
+                table[byte] = index
+            }
+            writer.varint(UInt64(index))
+        } else {
+            // Keys of dictionaries and hand-written key types: hashed by name. A dictionary's
+            // entry costs about this much in its storage.
+            decodedSize += 48
+            writer.varint(UInt64(intern(key.stringValue)))
+        }
+    }
+
+    private func intern(_ name: String) -> Int {
+        if let index = keyIndexes[name] { return index }
+        keyNames.append(name)
+        keyIndexes[name] = keyNames.count - 1
+        return keyNames.count - 1
+    }
+
+    // MARK: - Containers
+
+    /// Opens a container at the current position.
+    func openContainer(unkeyed: Bool) -> (depth: Int, id: UInt32) {
+        let tagOffset = writer.count
+        writer.byte(unkeyed ? BinaryFormat.unkeyed : BinaryFormat.keyed)
+        writer.fixed(UInt32(0))
+        if unkeyed {
+            writer.fixed(UInt32(0))
+            decodedSize += 48  // an array's header and allocation
+        }
+        nextContainerID &+= 1
+        open.append(OpenContainer(tagOffset: tagOffset, isUnkeyed: unkeyed, id: nextContainerID))
+        state.pointee.topID = nextContainerID
+        return (open.count - 1, nextContainerID)
+    }
+
+    /// Makes the container at `depth` (named `id`) the innermost open one, closing those
+    /// nested in it, before it is written to.
+    ///
+    /// - Throws: ``BinaryEncodingUnsupported`` when it was already closed (interleaving).
+    @inline(__always)
+    func prepare(_ depth: Int, _ id: UInt32) throws {
+        if state.pointee.topID == id && state.pointee.open.count == depth + 1 { return }
+        guard depth < open.count, open[depth].id == id else {
+            throw BinaryEncodingUnsupported(reason: "a container written to after it was closed")
+        }
+        try close(downTo: depth + 1)
+    }
+
+    /// Counts one element of the unkeyed container at `depth`.
+    @inline(__always)
+    func countElement(at depth: Int) {
+        open[depth].count &+= 1
+    }
+
+    /// Closes every container above `depth` open containers, writing their lengths and counts.
+    func close(downTo depth: Int) throws {
+        while open.count > depth {
+            let container = open.removeLast()
+            let bodyStart = container.tagOffset + (container.isUnkeyed ? 9 : 5)
+            let length = writer.count - bodyStart
+            guard length <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a container over 4 GiB") }
+            writer.patch(UInt32(length), at: container.tagOffset + 1)
+            if container.isUnkeyed {
+                writer.patch(container.count, at: container.tagOffset + 5)
+                // An empty array shares the standard library's empty storage: no allocation.
+                if container.count == 0 { decodedSize -= 48 }
+            }
+        }
+        state.pointee.topID = open.last?.id ?? 0
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        // A second request for the same value's container writes to the same one.
+        if let last = open.last, last.tagOffset == valueStart, !last.isUnkeyed {
+            return keyedContainer(Key.self, depth: open.count - 1, id: last.id)
+        }
+        let (depth, id) = openContainer(unkeyed: false)
+        return keyedContainer(Key.self, depth: depth, id: id)
+    }
+
+    /// A keyed container writing to the open container at `depth` (named `id`), reusing the box
+    /// of the last one made for `Key` when nobody holds it any more (see ``KeyTypeTable``).
+    func keyedContainer<Key: CodingKey>(_ type: Key.Type, depth: Int, id: UInt32) -> KeyedEncodingContainer<Key> {
+        let entry = state.pointee.keyTypes.entry(for: Key.self)
+        let frame = KeyedFrame(depth: depth, id: id, indexes: entry.indexes)
+        if reusesBoxes && entry.boxIsFree {
+            state.pointee.frames[entry.frame] = frame
+            return unsafeBitCast(entry.box.unsafelyUnwrapped, to: KeyedEncodingContainer<Key>.self)
+        }
+        let number = state.pointee.frames.append(frame)
+        let container = KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
+        if reusesBoxes {
+            entry.box = unsafeBitCast(container, to: AnyObject.self)
+            entry.frame = number
+        }
+        return container
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if let last = open.last, last.tagOffset == valueStart, last.isUnkeyed {
+            return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: open.count - 1, id: last.id)
+        }
+        let (depth, id) = openContainer(unkeyed: true)
+        return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: id)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        BinarySingleValueEncodingContainer(core: Unmanaged.passUnretained(self))
+    }
+}
+
+/// Thrown when a value's `encode(to:)` uses containers in a way a streaming encoder cannot
+/// follow; the cache then writes that collection as JSON.
+struct BinaryEncodingUnsupported: Error {
+    var reason: String
+}
+
+/// A keyed container: the encoder, unmanaged, and the number of its frame there.
+struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let core: Unmanaged<BinaryPayloadEncoder>
+    let frame: Int
+
+    var codingPath: [any CodingKey] { [] }
+
+    /// Runs `write` on the encoder, once this container is the innermost open one and the key
+    /// is written. The encoder is borrowed, not retained: the caller of the encoding keeps it.
+    @inline(__always)
+    private func field(_ key: Key, _ write: (BinaryPayloadEncoder) throws -> Void) throws {
+        try core._withUnsafeGuaranteedRef { encoder in
+            let frame = encoder.frame(frame)
+            try encoder.prepare(frame.depth, frame.id)
+            encoder.writeKey(key, frame.indexes)
+            try write(encoder)
+        }
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { try field(key) { $0.writeNil() } }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try field(key) { $0.writeBool(value) } }
+    mutating func encode(_ value: String, forKey key: Key) throws { try field(key) { $0.writeString(value) } }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try field(key) { $0.writeDouble(value) } }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try field(key) { $0.writeFloat(value) } }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try field(key) { $0.writeInt(value) } }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try field(key) { $0.writeUInt(value) } }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try field(key) { try $0.encodeValue(value) }
+    }
+
+    /// The encoder, once this container is the innermost open one and `key` is written.
+    private func claim(_ key: Key) -> BinaryPayloadEncoder {
+        let encoder = core.takeUnretainedValue()
+        let frame = encoder.frame(frame)
+        if (try? encoder.prepare(frame.depth, frame.id)) == nil { encoder.markInterleaved() }
+        encoder.writeKey(key, frame.indexes)
+        return encoder
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let encoder = claim(key)
+        let (depth, id) = encoder.openContainer(unkeyed: false)
+        return encoder.keyedContainer(NestedKey.self, depth: depth, id: id)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let encoder = claim(key)
+        let (depth, id) = encoder.openContainer(unkeyed: true)
+        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let frame = core.takeUnretainedValue().frame(frame)
+        return BinarySuperEncoder(core: core, depth: frame.depth, id: frame.id, key: .string("super"))
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        let frame = core.takeUnretainedValue().frame(frame)
+        return BinarySuperEncoder(core: core, depth: frame.depth, id: frame.id, key: .key(key, frame.indexes))
+    }
+}
+
+extension BinaryPayloadEncoder {
+    /// Records that containers were used out of order (from a method that cannot throw), so
+    /// that the encoding fails at its next write and the cache falls back to JSON.
+    func markInterleaved() {
+        // Closing everything makes every container stale: its next write throws.
+        try? close(downTo: 0)
+    }
+}
+
+/// An unkeyed container; small enough (three words) to live inside the `any
+/// UnkeyedEncodingContainer` it is returned as, with no box allocated.
+struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let core: Unmanaged<BinaryPayloadEncoder>
+    private let storedDepth: UInt32
+    let id: UInt32
+    private var storedCount: UInt32 = 0
+
+    init(core: Unmanaged<BinaryPayloadEncoder>, depth: Int, id: UInt32) {
+        self.core = core
+        storedDepth = UInt32(truncatingIfNeeded: depth)
+        self.id = id
+    }
+
+    var depth: Int { Int(storedDepth) }
+    var count: Int { Int(storedCount) }
+
+    var codingPath: [any CodingKey] { [] }
+
+    /// Runs `write` on the (borrowed) encoder for one more element of `T`.
+    @inline(__always)
+    private mutating func element<T>(_ type: T.Type, _ write: (BinaryPayloadEncoder) throws -> Void) throws {
+        storedCount &+= 1
+        try core._withUnsafeGuaranteedRef { encoder in
+            try encoder.prepare(depth, id)
+            encoder.countElement(at: depth)
+            encoder.countElement(T.self)
+            try write(encoder)
+        }
+    }
+
+    mutating func encodeNil() throws { try element(Int?.self) { $0.writeNil() } }
+    mutating func encode(_ value: Bool) throws { try element(Bool.self) { $0.writeBool(value) } }
+    mutating func encode(_ value: String) throws { try element(String.self) { $0.writeString(value) } }
+    mutating func encode(_ value: Double) throws { try element(Double.self) { $0.writeDouble(value) } }
+    mutating func encode(_ value: Float) throws { try element(Float.self) { $0.writeFloat(value) } }
+    mutating func encode(_ value: Int) throws { try element(Int.self) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int8) throws { try element(Int8.self) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int16) throws { try element(Int16.self) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int32) throws { try element(Int32.self) { $0.writeInt(Int64(value)) } }
+    mutating func encode(_ value: Int64) throws { try element(Int64.self) { $0.writeInt(value) } }
+    mutating func encode(_ value: UInt) throws { try element(UInt.self) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt8) throws { try element(UInt8.self) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt16) throws { try element(UInt16.self) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt32) throws { try element(UInt32.self) { $0.writeUInt(UInt64(value)) } }
+    mutating func encode(_ value: UInt64) throws { try element(UInt64.self) { $0.writeUInt(value) } }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try element(T.self) { try $0.encodeValue(value) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let encoder = core.takeUnretainedValue()
+        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
+        encoder.countElement(at: depth)
+        storedCount &+= 1
+        let (depth, id) = encoder.openContainer(unkeyed: false)
+        return encoder.keyedContainer(NestedKey.self, depth: depth, id: id)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let encoder = core.takeUnretainedValue()
+        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
+        encoder.countElement(at: depth)
+        storedCount &+= 1
+        let (depth, id) = encoder.openContainer(unkeyed: true)
+        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        BinarySuperEncoder(core: core, depth: depth, id: id, key: .element)
+    }
+}
+
+struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
+    let core: Unmanaged<BinaryPayloadEncoder>
+
+    var codingPath: [any CodingKey] { [] }
+
+    private var encoder: BinaryPayloadEncoder { core.takeUnretainedValue() }
+
+    mutating func encodeNil() throws { encoder.writeNil() }
+    mutating func encode(_ value: Bool) throws { encoder.writeBool(value) }
+    mutating func encode(_ value: String) throws { encoder.writeString(value) }
+    mutating func encode(_ value: Double) throws { encoder.writeDouble(value) }
+    mutating func encode(_ value: Float) throws { encoder.writeFloat(value) }
+    mutating func encode(_ value: Int) throws { encoder.writeInt(Int64(value)) }
+    mutating func encode(_ value: Int8) throws { encoder.writeInt(Int64(value)) }
+    mutating func encode(_ value: Int16) throws { encoder.writeInt(Int64(value)) }
+    mutating func encode(_ value: Int32) throws { encoder.writeInt(Int64(value)) }
+    mutating func encode(_ value: Int64) throws { encoder.writeInt(value) }
+    mutating func encode(_ value: UInt) throws { encoder.writeUInt(UInt64(value)) }
+    mutating func encode(_ value: UInt8) throws { encoder.writeUInt(UInt64(value)) }
+    mutating func encode(_ value: UInt16) throws { encoder.writeUInt(UInt64(value)) }
+    mutating func encode(_ value: UInt32) throws { encoder.writeUInt(UInt64(value)) }
+    mutating func encode(_ value: UInt64) throws { encoder.writeUInt(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
+}
+
+/// The encoder `superEncoder()` hands out: what it encodes becomes the value of the `super`
+/// key (or of the given key, or the next element), written when it is first used.
+final class BinarySuperEncoder: Encoder {
+    enum Slot {
+        case string(String)
+        case key(any CodingKey, UnsafeMutablePointer<Int32>?)
+        case element
+    }
+
+    let core: Unmanaged<BinaryPayloadEncoder>
+    let depth: Int
+    let id: UInt32
+    let slot: Slot
+
+    init(core: Unmanaged<BinaryPayloadEncoder>, depth: Int, id: UInt32, key: Slot) {
+        self.core = core
+        self.depth = depth
+        self.id = id
+        slot = key
+    }
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Writes the key (or counts the element) where the value goes, once.
+    private var claimed = false
+    private func claim() -> BinaryPayloadEncoder {
+        let encoder = core.takeUnretainedValue()
+        guard !claimed else { return encoder }
+        claimed = true
+        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
+        switch slot {
+        case .string(let name): encoder.writeKey(AnyKey(stringValue: name), nil)
+        case .key(let key, let table): writeKey(key, table, encoder)
+        case .element: encoder.countElement(at: depth)
+        }
+        return encoder
+    }
+
+    private func writeKey<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?, _ encoder: BinaryPayloadEncoder) {
+        encoder.writeKey(key, table)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let encoder = claim()
+        let (depth, id) = encoder.openContainer(unkeyed: false)
+        return encoder.keyedContainer(Key.self, depth: depth, id: id)
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let encoder = claim()
+        let (depth, id) = encoder.openContainer(unkeyed: true)
+        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        _ = claim()
+        return BinarySingleValueEncodingContainer(core: core)
+    }
+}
+
+/// A key known only by its name.
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+    }
+
+    init(intValue: Int) {
+        stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
