@@ -2,7 +2,7 @@ import Foundation
 
 /// The self-describing header in front of every archive's payload.
 ///
-/// Layout, all integers little-endian (format version 1):
+/// Layout, all integers little-endian (format version 2, what this build writes):
 ///
 /// | offset | size | field |
 /// |---|---|---|
@@ -12,20 +12,24 @@ import Foundation
 /// | 8 | 4 | flags: bit 0 pinned; the others reserved, 0 |
 /// | 12 | 8 | the model type's `schemaVersion` |
 /// | 20 | 8 | expiry, milliseconds since 1970 (`Int64.min`: none) |
-/// | 28 | 8 | payload length |
-/// | 36 | 4 | payload CRC-32 |
-/// | 40 | 4 | user id length (`0xFFFFFFFF`: signed out) |
-/// | 44 | 4 | cache name length |
-/// | 48 | 4 | key length (`0xFFFFFFFF`: the type's default collection) |
-/// | 52 | n | user id, cache name and key, UTF-8 |
-/// | 52 + n | 4 | CRC-32 of all header bytes before it |
+/// | 28 | 8 | the staleness threshold it was written with, milliseconds (`Int64.min`: none) |
+/// | 36 | 8 | the memory its items take decoded, estimated, in bytes |
+/// | 44 | 8 | payload length |
+/// | 52 | 4 | payload CRC-32 |
+/// | 56 | 4 | user id length (`0xFFFFFFFF`: signed out) |
+/// | 60 | 4 | cache name length |
+/// | 64 | 4 | key length (`0xFFFFFFFF`: the type's default collection) |
+/// | 68 | n | user id, cache name and key, UTF-8 |
+/// | 68 + n | 4 | CRC-32 of all header bytes before it |
 ///
-/// The names make every archive readable by a tool without knowing how file names were derived
-/// (long names are hashed), and let a read refuse a file that belongs to another collection.
+/// Format version 1 (still read) lacks the threshold and the decoded size: its payload length
+/// is at 28, its CRC at 36, its name lengths at 40, its names at 52.
+///
+/// The names make every archive readable by a tool without knowing how file names were derived,
+/// and let a read refuse a file that belongs to another collection.
 struct ArchiveHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("ACA1".utf8)
-    static let currentFormatVersion: UInt16 = 1
-    static let fixedLength = 52
+    static let currentFormatVersion: UInt16 = 2
 
     var formatVersion: UInt16 = currentFormatVersion
     var codec: UInt16
@@ -33,24 +37,52 @@ struct ArchiveHeader: Equatable, Sendable {
     var schemaVersion: Int64
     /// Milliseconds since 1970 after which the items must not be returned; `nil` for none.
     var expiryMilliseconds: Int64?
+    /// The staleness threshold of the collection's type when it was written, in milliseconds;
+    /// `nil` when not recorded (format 1).
+    var thresholdMilliseconds: Int64?
+    /// The estimated memory the items take decoded; `nil` when not recorded (format 1).
+    var decodedSize: UInt64?
     var payloadLength: UInt64
     var payloadChecksum: UInt32
     var user: String?
     var cacheName: String
     var key: String?
 
+    /// The longest user id, cache name or key a header may hold, in UTF-8 bytes. A header
+    /// claiming more is damage: reading it can never cost more than a few hundred kilobytes.
+    static let maximumNameLength = 64 * 1024
+
     /// The flag bit of a pinned collection.
     static let pinnedFlag: UInt32 = 1
+
+    /// Where the fields after the expiry are, by format version.
+    private struct Offsets {
+        var payloadLength: Int
+        var names: Int
+
+        var payloadChecksum: Int { payloadLength + 8 }
+        var userLength: Int { payloadLength + 12 }
+
+        static func of(_ version: UInt16) -> Offsets {
+            version == 1 ? Offsets(payloadLength: 28, names: 52) : Offsets(payloadLength: 44, names: 68)
+        }
+    }
+
+    /// The length of the fixed part in `version`.
+    static func fixedLength(_ version: UInt16) -> Int {
+        Offsets.of(version).names
+    }
 
     /// The expiry moment as a date.
     var expiry: Date? {
         get { expiryMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
-        set {
-            expiryMilliseconds = newValue.map { date in
-                let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.up)
-                return milliseconds >= Double(Int64.max) ? Int64.max - 1 : Int64(max(milliseconds, Double(Int64.min + 1)))
-            }
-        }
+        set { expiryMilliseconds = newValue.map { Self.milliseconds($0.timeIntervalSince1970) } }
+    }
+
+    /// The staleness threshold the collection was written with.
+    var stalenessThreshold: Duration? {
+        get { thresholdMilliseconds.map { .milliseconds($0) } }
+        set { thresholdMilliseconds = newValue.map { Self.milliseconds(AppCache.seconds($0)) } }
     }
 
     /// Whether the collection is pinned.
@@ -59,19 +91,30 @@ struct ArchiveHeader: Equatable, Sendable {
         set { flags = newValue ? flags | Self.pinnedFlag : flags & ~Self.pinnedFlag }
     }
 
-    /// The header's bytes, checksum included.
+    /// `seconds` in whole milliseconds, rounded up, clamped to what the field holds.
+    private static func milliseconds(_ seconds: Double) -> Int64 {
+        let milliseconds = (seconds * 1000).rounded(.up)
+        guard milliseconds.isFinite else { return milliseconds > 0 ? Int64.max - 1 : Int64.min + 1 }
+        return milliseconds >= Double(Int64.max) ? Int64.max - 1 : Int64(max(milliseconds, Double(Int64.min + 1)))
+    }
+
+    /// The header's bytes, checksum included, in its format version.
     func encoded() -> [UInt8] {
         let userBytes = user.map { Array($0.utf8) }
         let nameBytes = Array(cacheName.utf8)
         let keyBytes = key.map { Array($0.utf8) }
         var out = [UInt8]()
-        out.reserveCapacity(Self.fixedLength + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0) + 4)
+        out.reserveCapacity(Self.fixedLength(formatVersion) + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0) + 4)
         out.append(contentsOf: Self.magic)
         out.appendLittleEndian(formatVersion)
         out.appendLittleEndian(codec)
         out.appendLittleEndian(flags)
         out.appendLittleEndian(schemaVersion)
         out.appendLittleEndian(expiryMilliseconds ?? Int64.min)
+        if formatVersion >= 2 {
+            out.appendLittleEndian(thresholdMilliseconds ?? Int64.min)
+            out.appendLittleEndian(decodedSize ?? 0)
+        }
         out.appendLittleEndian(payloadLength)
         out.appendLittleEndian(payloadChecksum)
         out.appendLittleEndian(userBytes.map { UInt32($0.count) } ?? UInt32.max)
@@ -89,53 +132,94 @@ struct ArchiveHeader: Equatable, Sendable {
     /// - Returns: the header and its length in bytes (where the payload starts).
     /// - Throws: ``ArchiveDefect`` when the bytes are not a complete, intact header of a known
     ///   format version.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(ArchiveDefect) -> (header: ArchiveHeader, length: Int) {
-        if bytes.isEmpty { throw .empty }
-        guard bytes.count >= 6 else {
-            throw Array(bytes).elementsEqual(magic.prefix(bytes.count)) ? .truncated : .notAnArchive
-        }
-        guard bytes.prefix(4).elementsEqual(magic) else { throw .notAnArchive }
+    ///
+    /// - Parameter expected: the collection the reader looks for, if it knows: names equal to
+    ///   its own are taken from it rather than made again (a disk hit then allocates no string).
+    static func parse(_ bytes: UnsafeRawBufferPointer, expecting expected: ArchiveKey? = nil) throws(ArchiveDefect) -> (header: ArchiveHeader, length: Int) {
+        let length = try requiredLength(bytes)
+        guard bytes.count >= length else { throw .truncated }
         let formatVersion: UInt16 = bytes.readLittleEndian(at: 4)
-        guard formatVersion == currentFormatVersion else { throw .unsupportedFormat(formatVersion) }
-        guard bytes.count >= fixedLength else { throw .truncated }
-
-        let userLength: UInt32 = bytes.readLittleEndian(at: 40)
-        let nameLength: UInt32 = bytes.readLittleEndian(at: 44)
-        let keyLength: UInt32 = bytes.readLittleEndian(at: 48)
-        func length(_ value: UInt32) -> Int { value == UInt32.max ? 0 : Int(value) }
-        let namesLength = length(userLength) + length(nameLength) + length(keyLength)
-        let checksumOffset = fixedLength + namesLength
-        guard bytes.count >= checksumOffset + 4 else { throw .truncated }
+        let offsets = Offsets.of(formatVersion)
+        let userLength: UInt32 = bytes.readLittleEndian(at: offsets.userLength)
+        let nameLength: UInt32 = bytes.readLittleEndian(at: offsets.userLength + 4)
+        let keyLength: UInt32 = bytes.readLittleEndian(at: offsets.userLength + 8)
+        let checksumOffset = length - 4
         let storedChecksum: UInt32 = bytes.readLittleEndian(at: checksumOffset)
         guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedChecksum else {
             throw .headerChecksumMismatch
         }
 
-        var offset = fixedLength
-        func string(_ count: UInt32) throws(ArchiveDefect) -> String? {
+        var offset = offsets.names
+        func string(_ count: UInt32, _ expected: String?) throws(ArchiveDefect) -> String? {
             guard count != UInt32.max else { return nil }
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(count))])
-            offset += Int(count)
-            guard let value = String(validating: slice, as: UTF8.self) else { throw .notAnArchive }
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(truncatingIfNeeded: count))])
+            offset += Int(truncatingIfNeeded: count)
+            if let expected, Self.spells(expected, slice) { return expected }
+            guard let value = UTF8Text.string(validating: slice) else { throw .notAnArchive }
             return value
         }
-        let user = try string(userLength)
-        guard let cacheName = try string(nameLength) else { throw .notAnArchive }
-        let key = try string(keyLength)
+        let user = try string(userLength, expected?.user)
+        guard let cacheName = try string(nameLength, expected?.cacheName) else { throw .notAnArchive }
+        let key = try string(keyLength, expected?.key)
         let expiry: Int64 = bytes.readLittleEndian(at: 20)
+        var threshold: Int64?
+        var decodedSize: UInt64?
+        if formatVersion >= 2 {
+            let storedThreshold: Int64 = bytes.readLittleEndian(at: 28)
+            threshold = storedThreshold == Int64.min ? nil : storedThreshold
+            decodedSize = bytes.readLittleEndian(at: 36)
+        }
         let header = ArchiveHeader(
             formatVersion: formatVersion,
             codec: bytes.readLittleEndian(at: 6),
             flags: bytes.readLittleEndian(at: 8),
             schemaVersion: bytes.readLittleEndian(at: 12),
             expiryMilliseconds: expiry == Int64.min ? nil : expiry,
-            payloadLength: bytes.readLittleEndian(at: 28),
-            payloadChecksum: bytes.readLittleEndian(at: 36),
+            thresholdMilliseconds: threshold,
+            decodedSize: decodedSize,
+            payloadLength: bytes.readLittleEndian(at: offsets.payloadLength),
+            payloadChecksum: bytes.readLittleEndian(at: offsets.payloadChecksum),
             user: user,
             cacheName: cacheName,
             key: key
         )
-        return (header, checksumOffset + 4)
+        return (header, length)
+    }
+
+    /// The length of the whole header that starts `prefix`, read from its fixed part alone, so
+    /// that a reader knows how much more to read before trusting any of it.
+    ///
+    /// - Throws: ``ArchiveDefect`` when the prefix is not the start of a header of a known
+    ///   format version, or claims names longer than ``maximumNameLength``; `.truncated` when
+    ///   the prefix is shorter than the fixed part.
+    static func requiredLength(_ prefix: UnsafeRawBufferPointer) throws(ArchiveDefect) -> Int {
+        if prefix.isEmpty { throw .empty }
+        guard prefix.count >= 6 else {
+            throw prefix.elementsEqual(magic.prefix(prefix.count)) ? .truncated : .notAnArchive
+        }
+        guard prefix[0] == magic[0], prefix[1] == magic[1], prefix[2] == magic[2], prefix[3] == magic[3] else { throw .notAnArchive }
+        let formatVersion: UInt16 = prefix.readLittleEndian(at: 4)
+        guard formatVersion == 1 || formatVersion == 2 else { throw .unsupportedFormat(formatVersion) }
+        let offsets = Offsets.of(formatVersion)
+        guard prefix.count >= offsets.names else { throw .truncated }
+        func nameLength(at offset: Int, optional: Bool) throws(ArchiveDefect) -> Int {
+            let value: UInt32 = prefix.readLittleEndian(at: offset)
+            if optional && value == UInt32.max { return 0 }
+            guard value <= UInt32(maximumNameLength) else { throw .nameTooLong(value) }
+            return Int(value)
+        }
+        let namesLength = try nameLength(at: offsets.userLength, optional: true) + nameLength(at: offsets.userLength + 4, optional: false)
+            + nameLength(at: offsets.userLength + 8, optional: true)
+        return offsets.names + namesLength + 4
+    }
+
+    /// Whether `bytes` are exactly `text`'s UTF-8.
+    private static func spells(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == bytes.count else { return false }
+        return utf8.withContiguousStorageIfAvailable { stored in
+            bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+        } ?? utf8.elementsEqual(bytes)
     }
 }
 
@@ -148,6 +232,7 @@ enum ArchiveDefect: Error, Equatable, CustomStringConvertible {
     case headerChecksumMismatch
     case payloadLengthMismatch(expected: UInt64, found: Int)
     case payloadChecksumMismatch
+    case nameTooLong(UInt32)
 
     var description: String {
         switch self {
@@ -159,6 +244,7 @@ enum ArchiveDefect: Error, Equatable, CustomStringConvertible {
         case .payloadLengthMismatch(let expected, let found):
             "the header promises \(expected) payload bytes but the file holds \(found)"
         case .payloadChecksumMismatch: "the payload fails its checksum"
+        case .nameTooLong(let length): "the header claims a name of \(length) bytes, more than an archive may hold"
         }
     }
 }

@@ -19,11 +19,17 @@ struct CacheLayout: Sendable {
     static let sharedDirectoryName = "shared"
     static let trashPrefix = ".wipe-"
     static let archiveSuffix = ".archive"
+    /// The naming of archive files this build makes (see ``ArchiveFileName``): 2, readable
+    /// names; 0, the first release's percent-encoded ones.
+    static let currentVersion: UInt64 = 2
 
     /// The cache root, without a trailing slash.
     let rootPath: String
     /// The directory name of the app schema version this cache opened with.
     let versionDirectoryName: String
+    /// Whether the volume ignores the case of file names (then more archive names carry a
+    /// hash; see ``ArchiveFileName``). Found when the version directory is opened.
+    var isCaseInsensitive = false
 
     init(rootDirectory: URL, schemaVersion: String) {
         var path = rootDirectory.standardizedFileURL.path(percentEncoded: false)
@@ -35,72 +41,63 @@ struct CacheLayout: Sendable {
     /// The directory of the current app schema version.
     var versionPath: String { rootPath + "/" + versionDirectoryName }
 
-    /// The directory holding `user`'s archives (`nil`: the shared space).
+    /// The directory holding `user`'s archives (`nil`: the shared space), for messages and tests.
     func userPath(_ user: String?) -> String {
         versionPath + "/" + Self.userDirectoryName(user)
     }
 
+    /// The full path of `path`, for messages and tests.
+    func absolutePath(_ path: CachePath) -> String {
+        versionPath + "/" + path.relative
+    }
+
     /// The archive file of one collection.
-    func archivePath(for key: ArchiveKey) -> String {
-        userPath(key.user) + "/" + Self.archiveFileName(cacheName: key.cacheName, key: key.key)
-    }
-
-    /// The archive file of one collection, relative to the version directory, as the disk index
-    /// names it.
-    func relativePath(for key: ArchiveKey) -> String {
-        Self.userDirectoryName(key.user) + "/" + Self.archiveFileName(cacheName: key.cacheName, key: key.key)
-    }
-
-    /// The collection a path from ``relativePath(for:)`` stands for; `nil` for hashed (long)
-    /// names, whose header tells instead.
-    static func archiveKey(fromRelativePath path: String) -> ArchiveKey? {
-        let parts = path.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2, let names = archiveName(fromFileName: String(parts[1])) else { return nil }
-        if parts[0] == sharedDirectoryName {
-            return ArchiveKey(user: nil, cacheName: names.cacheName, key: names.key)
+    func archivePath(for key: ArchiveKey) -> CachePath {
+        ArchivePathCache.shared.path(for: key, caseInsensitive: isCaseInsensitive) { key in
+            CachePath(directory: Self.userDirectoryName(key.user), name: archiveFileName(cacheName: key.cacheName, key: key.key))
         }
-        guard parts[0].hasPrefix(userPrefix), let user = FileName.decode(parts[0].dropFirst(userPrefix.count)) else { return nil }
-        return ArchiveKey(user: user, cacheName: names.cacheName, key: names.key)
     }
 
-    /// `path` relative to the version directory, if it is inside it.
-    func relativePath(ofAbsolute path: String) -> String? {
-        let prefix = versionPath + "/"
-        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil
-    }
-
-    /// A fresh name under the root for a directory about to be deleted.
-    func trashPath() -> String {
-        rootPath + "/" + Self.trashPrefix + FileSystem.randomSuffix()
-    }
+    /// The disk index's journal.
+    static let journalPath = CachePath(directory: nil, name: ".index")
 
     static func userDirectoryName(_ user: String?) -> String {
         guard let user else { return sharedDirectoryName }
         return FileName.bounded(stem: userPrefix + FileName.encode(user))
     }
 
-    static func archiveFileName(cacheName: String, key: String?) -> String {
-        var stem = FileName.encode(cacheName)
-        if let key { stem += "+" + FileName.encode(key) }
-        return FileName.bounded(stem: stem, suffix: archiveSuffix)
-    }
-
-    /// The cache name and key an archive file name stands for; `nil` for hashed (long) names,
-    /// whose header tells instead, and for files that are not archives.
-    static func archiveName(fromFileName fileName: String) -> (cacheName: String, key: String?)? {
-        guard fileName.hasSuffix(archiveSuffix), !fileName.contains("~") else { return nil }
-        let stem = fileName.dropLast(archiveSuffix.count)
-        let parts = stem.split(separator: "+", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let cacheName = FileName.decode(parts[0]), !cacheName.isEmpty else { return nil }
-        guard parts.count == 2 else { return (cacheName, nil) }
-        guard let key = FileName.decode(parts[1]) else { return nil }
-        return (cacheName, key)
+    /// The archive file name of a collection on this layout's volume (see ``ArchiveFileName``).
+    func archiveFileName(cacheName: String, key: String?) -> String {
+        ArchiveFileName.make(cacheName: cacheName, key: key, caseInsensitiveVolume: isCaseInsensitive)
     }
 }
 
 /// The identity of one cached collection: whose, which type, which key.
+///
+/// Hashed once, when made: an operation looks its key up in several tables (paths, owners),
+/// and hashing three strings each time was a good part of a disk hit.
 struct ArchiveKey: Hashable, Sendable {
-    var user: String?
-    var cacheName: String
-    var key: String?
+    let user: String?
+    let cacheName: String
+    let key: String?
+    private let hash: Int
+
+    init(user: String?, cacheName: String, key: String?) {
+        self.user = user
+        self.cacheName = cacheName
+        self.key = key
+        var hasher = Hasher()
+        hasher.combine(user)
+        hasher.combine(cacheName)
+        hasher.combine(key)
+        hash = hasher.finalize()
+    }
+
+    static func == (lhs: ArchiveKey, rhs: ArchiveKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.cacheName == rhs.cacheName && lhs.key == rhs.key && lhs.user == rhs.user
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
 }

@@ -1,68 +1,110 @@
 /// What the disk holds, for usage accounting and the disk budget: every archive's size and pin,
 /// in least-recently-used order, without listing a directory.
 ///
-/// Paths are relative to the version directory (`user-alice/%4denu%49tems.archive`). Pinned and
-/// unpinned archives keep separate orders, so the next archive to remove is always found in
-/// O(1): the least recently used unpinned one, else the least recently used pinned one.
+/// Pinned and unpinned archives keep separate orders, so the next archive to remove is always
+/// found in O(1): the least recently used unpinned one, else the least recently used pinned one.
+/// Sizes come from journal lines, which are untrusted: each is at most ``maximumSize`` and the
+/// total is overflow-checked; an index whose numbers do not add up reports itself
+/// ``isDamaged`` and is rebuilt from the archives.
 struct DiskIndex {
     struct Entry: Equatable {
         var size: Int
         var isPinned: Bool
     }
 
+    /// The largest archive size a journal line may claim (1 PiB).
+    static let maximumSize = 1 << 50
+
     /// One change, as the journal records it.
     enum Record: Equatable {
         /// An archive was written (or its pin changed): it is now the most recently used.
-        case set(path: String, size: Int, isPinned: Bool)
-        /// An archive was read from disk: it is now the most recently used.
-        case touch(path: String)
+        case set(path: CachePath, size: Int, isPinned: Bool)
+        /// An archive was read: it is now the most recently used.
+        case touch(path: CachePath)
         /// An archive is gone.
-        case remove(path: String)
-        /// Every archive under a directory is gone (`""`: all of them).
-        case removeAll(prefix: String)
+        case remove(path: CachePath)
+        /// Every archive in a user directory is gone (`nil`: in every user directory).
+        case removeAll(directory: String?)
         /// The first line of a complete journal: one written by a rebuild or a compaction, to
         /// which every later change was appended.
         case begin
+        /// Intent: the archive at `path` is about to be replaced through the temporary file
+        /// `temporaryName` in its directory, or removed. Settled by a later `set` or `remove` of
+        /// the path.
+        case willChange(path: CachePath, temporaryName: String)
+        /// Intent: a user directory (`nil`: every one) is about to go. Settled by `removeAll`.
+        case willRemoveAll(directory: String?)
+        /// Intent: the journal is about to be rewritten through the temporary file
+        /// `temporaryName`. Settled by `temporaryGone`, or by the rewritten journal itself.
+        case willCompact(temporaryName: String)
+        /// The temporary file `name` of the version directory is gone.
+        case temporaryGone(name: String)
+
+        /// Whether the record says an archive changed on disk (rather than an intent or a use).
+        var changesDisk: Bool {
+            switch self {
+            case .set, .remove, .removeAll: true
+            default: false
+            }
+        }
     }
 
-    private var unpinned = LRUDictionary<String, Entry>()
-    private var pinned = LRUDictionary<String, Entry>()
+    private var unpinned = LRUDictionary<CachePath, Entry>()
+    private var pinned = LRUDictionary<CachePath, Entry>()
 
     /// The bytes of all archives.
     private(set) var totalBytes = 0
+    /// Whether a record made the numbers overflow: the index cannot be trusted.
+    private(set) var isDamaged = false
 
     var count: Int { unpinned.count + pinned.count }
 
-    func entry(_ path: String) -> Entry? {
+    func entry(_ path: CachePath) -> Entry? {
         unpinned.peekValue(forKey: path) ?? pinned.peekValue(forKey: path)
     }
 
-    /// Applies one change.
+    /// The paths of every archive, in no particular order.
+    var paths: [CachePath] {
+        unpinned.elementsFromMostRecent.map(\.key) + pinned.elementsFromMostRecent.map(\.key)
+    }
+
+    /// Applies one change; intents change nothing here.
     ///
     /// - Complexity: O(1) on average; O(n) for `removeAll`.
     mutating func apply(_ record: Record) {
         switch record {
         case .set(let path, let size, let isPinned):
             remove(path)
+            guard (0...Self.maximumSize).contains(size) else {
+                isDamaged = true
+                return
+            }
+            let (total, overflow) = totalBytes.addingReportingOverflow(size)
+            guard !overflow else {
+                isDamaged = true
+                return
+            }
+            totalBytes = total
             let entry = Entry(size: size, isPinned: isPinned)
             if isPinned { pinned.updateValue(entry, forKey: path) } else { unpinned.updateValue(entry, forKey: path) }
-            totalBytes += size
         case .touch(let path):
             if unpinned.value(forKey: path) == nil { _ = pinned.value(forKey: path) }
         case .remove(let path):
             remove(path)
-        case .removeAll(let prefix):
-            for (path, _) in unpinned.elementsFromMostRecent + pinned.elementsFromMostRecent where path.hasPrefix(prefix) {
+        case .removeAll(let directory):
+            for path in paths where directory == nil || path.directory == directory {
                 remove(path)
             }
         case .begin:
             self = DiskIndex()
+        case .willChange, .willRemoveAll, .willCompact, .temporaryGone:
+            break
         }
     }
 
     /// The archive to remove next to get under a budget: the least recently used unpinned one,
     /// else the least recently used pinned one.
-    var nextVictim: (path: String, entry: Entry)? {
+    var nextVictim: (path: CachePath, entry: Entry)? {
         (unpinned.leastRecentlyUsed ?? pinned.leastRecentlyUsed).map { (path: $0.key, entry: $0.value) }
     }
 
@@ -73,7 +115,7 @@ struct DiskIndex {
         }
     }
 
-    private mutating func remove(_ path: String) {
+    private mutating func remove(_ path: CachePath) {
         if let old = unpinned.removeValue(forKey: path) ?? pinned.removeValue(forKey: path) {
             totalBytes -= old.size
         }
@@ -84,31 +126,62 @@ extension DiskIndex.Record {
     /// The record as one journal line (without its checksum).
     var line: String {
         switch self {
-        case .set(let path, let size, let isPinned): "S \(size) \(isPinned ? 1 : 0) \(path)"
-        case .touch(let path): "A \(path)"
-        case .remove(let path): "D \(path)"
-        case .removeAll(let prefix): "X \(prefix)"
-        case .begin: "H 1"
+        case .set(let path, let size, let isPinned): "S \(size) \(isPinned ? 1 : 0) \(path.relative)"
+        case .touch(let path): "A \(path.relative)"
+        case .remove(let path): "D \(path.relative)"
+        case .removeAll(let directory): "X \(directory ?? "*")"
+        case .begin: "H 2"
+        case .willChange(let path, let temporaryName): "I \(temporaryName) \(path.relative)"
+        case .willRemoveAll(let directory): "J \(directory ?? "*")"
+        case .willCompact(let temporaryName): "C \(temporaryName)"
+        case .temporaryGone(let name): "K \(name)"
         }
     }
 
-    /// The record a journal line holds, or `nil` when the line is not one.
+    /// The record a journal line holds, or `nil` when the line is not one of the forms above
+    /// with paths the layout could have produced (see ``CachePath/init(relative:)``).
     init?(line: Substring) {
-        let fields = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-        switch (fields.first, fields.count) {
-        case ("S", 4):
-            guard let size = Int(fields[1]), size >= 0, fields[2] == "0" || fields[2] == "1", !fields[3].isEmpty else { return nil }
-            self = .set(path: String(fields[3]), size: size, isPinned: fields[2] == "1")
-        case ("A", 2) where !fields[1].isEmpty:
-            self = .touch(path: String(line.dropFirst(2)))
-        case ("D", 2) where !fields[1].isEmpty:
-            self = .remove(path: String(line.dropFirst(2)))
-        case ("H", 2) where fields[1] == "1":
+        guard line.count >= 3, line.dropFirst().first == " " else { return nil }
+        let rest = line.dropFirst(2)
+        switch line.first {
+        case "S":
+            let fields = rest.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, let size = Int(fields[0]), (0...DiskIndex.maximumSize).contains(size),
+                fields[1] == "0" || fields[1] == "1", let path = CachePath(relative: fields[2])
+            else { return nil }
+            self = .set(path: path, size: size, isPinned: fields[1] == "1")
+        case "A":
+            guard let path = CachePath(relative: rest) else { return nil }
+            self = .touch(path: path)
+        case "D":
+            guard let path = CachePath(relative: rest) else { return nil }
+            self = .remove(path: path)
+        case "X", "J":
+            let directory: String?
+            if rest == "*" {
+                directory = nil
+            } else {
+                guard CachePath.isValidDirectory(rest) else { return nil }
+                directory = String(rest)
+            }
+            self = line.first == "X" ? .removeAll(directory: directory) : .willRemoveAll(directory: directory)
+        case "H":
+            guard rest == "2" else { return nil }
             self = .begin
-        case ("X", _):
-            self = .removeAll(prefix: String(line.dropFirst(2)))
+        case "I":
+            let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard fields.count == 2, Self.isTemporaryName(fields[0]), let path = CachePath(relative: fields[1]) else { return nil }
+            self = .willChange(path: path, temporaryName: String(fields[0]))
+        case "C", "K":
+            guard Self.isTemporaryName(rest) else { return nil }
+            self = line.first == "C" ? .willCompact(temporaryName: String(rest)) : .temporaryGone(name: String(rest))
         default:
             return nil
         }
+    }
+
+    /// Whether `name` is a temporary file name the cache makes: one file name, no space.
+    static func isTemporaryName(_ name: some StringProtocol) -> Bool {
+        name.hasPrefix(FileSystem.temporaryPrefix) && CachePath.isValidComponent(name) && !name.contains(" ")
     }
 }

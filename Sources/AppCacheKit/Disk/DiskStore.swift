@@ -12,6 +12,10 @@ struct ArchiveRecord: Sendable {
     var expiry: Date? = nil
     /// Whether the collection ignores its expiry and is the last to go from a full disk.
     var isPinned = false
+    /// The staleness threshold of its type when it was written; `nil` when not recorded.
+    var stalenessThreshold: Duration? = nil
+    /// The memory its items take decoded, estimated; `nil` when not recorded.
+    var decodedSize: Int? = nil
 
     /// Whether the items must no longer be returned at `now`.
     func isExpired(at now: Date) -> Bool {
@@ -22,41 +26,68 @@ struct ArchiveRecord: Sendable {
 
 /// The disk layer: self-checking archive files under a ``CacheLayout``.
 ///
-/// Holds no mutable state, so it needs no lock. A file that cannot be trusted (damaged, foreign,
-/// another schema version) is a miss: it is removed, alone, and the reason goes to `report`.
+/// Holds no mutable state, so it needs no lock; the cache orders its changes. Everything it reads
+/// is untrusted: a file that cannot be trusted (damaged, foreign, another schema version, not a
+/// regular file) is answered as ``Read/damaged(_:identity:)``, and the caller removes it inside
+/// a batch of disk changes; memory spent on any file is bounded by its header's checked claims,
+/// never by the file's size alone.
 struct DiskStore: Sendable {
     let layout: CacheLayout
     let fileSystem: FileSystem
-    let report: @Sendable (AppCacheError) -> Void
-    /// Told of every archive `discard` removes, so the disk index can forget it.
-    var onDiscard: @Sendable (String) -> Void = { _ in }
 
-    /// Finishes interrupted wipes and wipes the data of every other app schema version.
+    /// Payloads longer than this are checked against their checksum in bounded chunks before
+    /// being read whole, so a huge file that only claims to be an archive costs no memory.
+    static let streamingCheckThreshold = 16 << 20
+
+    /// Opens (creating them) the root and the version directory, finishes interrupted wipes and
+    /// wipes the data of every other app schema version.
     ///
     /// Lists the root only (a few entries), never the archives, so opening does not slow down
     /// as the cache grows.
     ///
-    /// - Throws: `versionWipeFailed` when old data cannot be removed, `notADirectory` when the
-    ///   root is a file, `permissionDenied` or `ioFailure` when it cannot be listed.
-    func openVersion() throws {
-        let names: [String]?
-        do {
-            names = try fileSystem.contentsOfDirectory(layout.rootPath)
+    /// - Throws: `notADirectory` when the root (or the version directory) is a file;
+    ///   `permissionDenied` or `ioFailure` when they cannot be made or opened;
+    ///   `versionWipeFailed` when old data cannot be removed.
+    static func open(
+        layout: CacheLayout, faults: FileSystem.FaultInjector? = nil, protection: FileProtection? = nil,
+        onDamage: @escaping @Sendable (String, String) -> Void
+    ) throws(AppCacheError) -> DiskStore {
+        var fileSystem: FileSystem
+        do throws(SystemError) {
+            guard let opened = try FileSystem.open(
+                rootPath: layout.rootPath, versionName: layout.versionDirectoryName, create: true, faults: faults,
+                onDamage: onDamage)
+            else { throw SystemError(operation: "open", errorNumber: ENOENT, path: layout.versionPath) }
+            fileSystem = opened
         } catch {
             throw AppCacheError(
-                code: error.code, message: "The cache root cannot be listed.", path: layout.rootPath,
+                code: error.code, message: "The cache directory cannot be created or opened.", path: error.path,
                 underlyingError: error)
         }
-        for name in names ?? [] {
-            let path = layout.rootPath + "/" + name
+        fileSystem.protection = protection
+        var layout = layout
+        layout.isCaseInsensitive = fileSystem.isCaseInsensitive()
+        let store = DiskStore(layout: layout, fileSystem: fileSystem)
+        try store.wipeOtherVersions()
+        return store
+    }
+
+    /// Finishes interrupted wipes and wipes every other version's directory.
+    private func wipeOtherVersions() throws(AppCacheError) {
+        let names: [String]
+        do {
+            names = try fileSystem.contentsOfRoot()
+        } catch {
+            throw AppCacheError(code: error.code, message: "The cache root cannot be listed.", path: error.path, underlyingError: error)
+        }
+        for name in names {
             do {
                 if name.hasPrefix(CacheLayout.trashPrefix) {
-                    try fileSystem.removeTree(path)
+                    try fileSystem.removeTree(rootEntry: name)
                 } else if name.hasPrefix(CacheLayout.versionPrefix) && name != layout.versionDirectoryName {
                     // Out of view in one step; a crash during the deletion leaves only trash.
-                    let trash = layout.trashPath()
-                    if try fileSystem.move(path, to: trash) {
-                        try fileSystem.removeTree(trash)
+                    if let trash = try fileSystem.moveOutOfView(rootEntry: name) {
+                        try fileSystem.removeTree(rootEntry: trash)
                     }
                 }
             } catch {
@@ -68,51 +99,110 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// The stored collection for `key`, or `nil` on a miss.
+    /// What a read of an archive found.
+    enum Read {
+        case missing
+        /// The archive, and which file it was read from.
+        case found(ArchiveRecord, identity: FileIdentity)
+        /// A file that cannot be trusted: the problem, and which file it was (`nil` when it was
+        /// not a regular file).
+        case damaged(Problem, identity: FileIdentity?)
+    }
+
+    /// The stored collection for `key` at `path`.
     ///
+    /// A small archive (up to ``singleReadLimit``) is read whole in one system call; a larger
+    /// one header first, checked (names within their cap, the payload length equal to what the
+    /// file holds) before anything is allocated for its payload.
+    ///
+    /// - Parameter change: the disk's change count the read started at, if known: the user
+    ///   directory may then be one held open (see ``DirectoryCache``).
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
-    func value(forKey key: ArchiveKey, schemaVersion: Int64) throws -> ArchiveRecord? {
-        let path = layout.archivePath(for: key)
-        let contents: FileSystem.Contents?
-        do {
-            contents = try fileSystem.read(path)
+    func value(at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil) throws(AppCacheError) -> Read {
+        do throws(SystemError) {
+            let opened = try fileSystem.openForReading(path, change: change)
+            switch opened {
+            case .missing:
+                return .missing
+            case .unsafe(let what):
+                return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
+            case .file(let file):
+                // A small archive in one read; a larger one header first, then its payload.
+                let whole = file.size <= Self.singleReadLimit ? try file.read(count: file.size, at: 0) : nil
+                let parsed: Result<(ArchiveHeader, Int), ArchiveDefect>
+                if let whole { parsed = Self.parseHeader(whole, expecting: key) } else { parsed = try Self.readHeader(file) }
+                let header: ArchiveHeader
+                let headerLength: Int
+                switch parsed {
+                case .success(let value): (header, headerLength) = value
+                case .failure(let defect):
+                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+                }
+                if let problem = Self.check(header, for: key, schemaVersion: schemaVersion) {
+                    return .damaged(problem, identity: file.identity)
+                }
+                let payloadLength = (whole?.count ?? file.size) - headerLength
+                guard header.payloadLength == UInt64(payloadLength) else {
+                    let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
+                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+                }
+                if payloadLength > Self.streamingCheckThreshold {
+                    var checksum: UInt32 = 0
+                    var offset = headerLength
+                    while offset < file.size {
+                        let chunk = try file.read(count: min(1 << 20, file.size - offset), at: offset)
+                        if chunk.isEmpty { break }
+                        checksum = CRC32.checksum(chunk, seed: checksum)
+                        offset += chunk.count
+                    }
+                    guard offset == file.size, checksum == header.payloadChecksum else {
+                        return .damaged(
+                            Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
+                            identity: file.identity)
+                    }
+                }
+                // The payload shares the whole read's bytes (a slice), or is read now.
+                let payload: Data
+                if let whole { payload = whole[(whole.startIndex + headerLength)...] } else { payload = try file.read(count: payloadLength, at: headerLength) }
+                guard payload.count == payloadLength, CRC32.checksum(payload) == header.payloadChecksum else {
+                    return .damaged(
+                        Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
+                        identity: file.identity)
+                }
+                var record = Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity).record
+                record.payload = payload
+                return .found(record, identity: file.identity)
+            }
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The archive could not be read.", cacheName: key.cacheName,
-                key: key.key, path: path, underlyingError: error)
-        }
-        guard let contents else { return nil }
-        switch Self.validate(contents.bytes, for: key, schemaVersion: schemaVersion) {
-        case .success(let (header, payload)):
-            return ArchiveRecord(
-                payload: payload, codec: header.codec, schemaVersion: header.schemaVersion,
-                cachedDate: contents.modificationDate, expiry: header.expiry, isPinned: header.isPinned)
-        case .failure(let problem):
-            discard(path, key: key, code: problem.code, message: problem.message)
-            return nil
+                key: key.key, path: error.path, underlyingError: error)
         }
     }
 
-    /// Writes `record` atomically; the archive's modification date becomes `record.cachedDate`.
+    /// Writes `record` atomically through the temporary file `temporaryName`; the archive's
+    /// modification date becomes `record.cachedDate`.
     ///
-    /// - Returns: the archive's size in bytes.
+    /// - Returns: the archive's size in bytes and which file it now is.
     /// - Throws: `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure`. No temporary
     ///   file is left behind and the previous archive, if any, is untouched.
-    @discardableResult
-    func store(_ record: ArchiveRecord, forKey key: ArchiveKey) throws -> Int {
+    func store(
+        _ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath, temporaryName: String
+    ) throws(AppCacheError) -> (size: Int, identity: FileIdentity) {
         var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
+            decodedSize: record.decodedSize.map { UInt64(max($0, 0)) },
             payloadLength: UInt64(record.payload.count), payloadChecksum: CRC32.checksum(record.payload),
             user: key.user, cacheName: key.cacheName, key: key.key)
         header.expiry = record.expiry
+        header.stalenessThreshold = record.stalenessThreshold
         header.isPinned = record.isPinned
-        let path = layout.archivePath(for: key)
         let headerBytes = header.encoded()
         do {
-            try fileSystem.writeAtomically(
-                header: headerBytes, payload: record.payload, to: path, in: layout.userPath(key.user),
+            let identity = try fileSystem.writeAtomically(
+                header: headerBytes, payload: record.payload, to: path, temporaryName: temporaryName,
                 modificationDate: record.cachedDate)
-            return headerBytes.count + record.payload.count
+            return (headerBytes.count + record.payload.count, identity)
         } catch {
             throw AppCacheError(
                 code: error.code,
@@ -127,137 +217,175 @@ struct DiskStore: Sendable {
         var cachedDate: Date
         /// The file's size in bytes.
         var size: Int
+        /// Which file it is.
+        var identity: FileIdentity
 
         /// The record the header describes, without the payload.
         var record: ArchiveRecord {
             ArchiveRecord(
                 payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: cachedDate,
-                expiry: header.expiry, isPinned: header.isPinned)
+                expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
+                decodedSize: header.decodedSize.map { Int(clamping: $0) })
+        }
+
+        var archiveKey: ArchiveKey {
+            ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key)
         }
     }
 
-    /// The header of the archive for `key`, checked but without reading the payload; `nil`
-    /// when there is none or it is not a readable archive (a read will deal with that).
-    func summary(forKey key: ArchiveKey) -> Summary? {
-        guard let summary = summary(atPath: layout.archivePath(for: key)),
-            summary.header.user == key.user, summary.header.cacheName == key.cacheName, summary.header.key == key.key
-        else { return nil }
+    /// What reading an archive's header found.
+    enum SummaryRead {
+        case missing
+        case summary(Summary)
+        /// Not a readable archive header, and why; `size` is the file's size when it is a
+        /// regular file.
+        case unreadable(String, size: Int?)
+    }
+
+    /// The header of the file at `path`, checked, and its size and date, without reading the
+    /// payload. Costs at most a few hundred kilobytes, whatever the file.
+    func summary(at path: CachePath) -> SummaryRead {
+        do {
+            let opened = try fileSystem.openForReading(path)
+            switch opened {
+            case .missing:
+                return .missing
+            case .unsafe(let what):
+                return .unreadable(what, size: nil)
+            case .file(let file):
+                switch try Self.readHeader(file) {
+                case .success(let (header, headerLength)):
+                    guard header.payloadLength == UInt64(file.size - headerLength) else {
+                        let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: file.size - headerLength)
+                        return .unreadable("\(defect)", size: file.size)
+                    }
+                    return .summary(Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity))
+                case .failure(let defect):
+                    return .unreadable("\(defect)", size: file.size)
+                }
+            }
+        } catch {
+            return .unreadable("cannot be read: \(error)", size: nil)
+        }
+    }
+
+    /// The summary of the archive for `key` at `path`, if it is one and is that collection's.
+    func summary(at path: CachePath, forKey key: ArchiveKey) -> Summary? {
+        guard case .summary(let summary) = summary(at: path), summary.archiveKey == key else { return nil }
         return summary
     }
 
-    /// The header of the archive at `path`, without reading its payload.
-    func summary(atPath path: String) -> Summary? {
-        let prefixLength = 4096
-        guard var contents = try? fileSystem.read(path, limit: prefixLength) else { return nil }
-        var parsed = contents.bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
-        if case .failure(.truncated) = parsed, contents.fileSize > prefixLength {
-            // Names longer than the prefix: read the whole file.
-            guard let whole = try? fileSystem.read(path) else { return nil }
-            contents = whole
-            parsed = contents.bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
-        }
-        guard case .success(let (header, _)) = parsed else { return nil }
-        return Summary(header: header, cachedDate: contents.modificationDate, size: contents.fileSize)
-    }
-
     /// The paths of the archives in `user`'s directory (`nil`: the shared space).
-    func archivePaths(user: String?) throws -> [String] {
-        try archivePaths(inDirectory: layout.userPath(user))
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the directory cannot be listed.
+    func archivePaths(user: String?) throws(AppCacheError) -> [CachePath] {
+        try archivePaths(inDirectory: CacheLayout.userDirectoryName(user))
     }
 
     /// The paths of the archives in every user directory of the current version.
-    func archivePathsOfAllUsers() throws -> [String] {
-        let directories: [String]
+    func archivePathsOfAllUsers() throws(AppCacheError) -> [CachePath] {
+        var paths: [CachePath] = []
+        for directory in try userDirectories() {
+            paths += try archivePaths(inDirectory: directory)
+        }
+        return paths
+    }
+
+    /// The user directories (and `shared`) of the current version, sorted.
+    func userDirectories() throws(AppCacheError) -> [String] {
         do {
-            directories = try fileSystem.contentsOfDirectory(layout.versionPath) ?? []
+            return (try fileSystem.contentsOfDirectory(nil) ?? []).map(\.name).filter(CachePath.isValidDirectory).sorted()
         } catch {
             throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
         }
-        return try directories
-            .filter { $0 == CacheLayout.sharedDirectoryName || $0.hasPrefix(CacheLayout.userPrefix) }
-            .sorted()
-            .flatMap { try archivePaths(inDirectory: layout.versionPath + "/" + $0) }
     }
 
-    private func archivePaths(inDirectory directory: String) throws -> [String] {
+    /// The paths of the archives in the user directory `directory`.
+    func archivePaths(inDirectory directory: String) throws(AppCacheError) -> [CachePath] {
         do {
             return (try fileSystem.contentsOfDirectory(directory) ?? [])
-                .filter { $0.hasSuffix(CacheLayout.archiveSuffix) && !$0.hasPrefix(".") }
+                .map(\.name)
+                .filter { $0.hasSuffix(CacheLayout.archiveSuffix) && !$0.hasPrefix(".") && CachePath.isValidComponent($0) }
                 .sorted()
-                .map { directory + "/" + $0 }
+                .map { CachePath(directory: directory, name: $0) }
         } catch {
             throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
         }
     }
 
-    /// Removes the temporary files that writes interrupted by a crash left in the user
-    /// directories of the current version. Call only while no write is under way (inside the
-    /// disk-write lock): a write in progress has a temporary file too.
+    /// Renames every archive whose file name is not the one this layout gives its collection
+    /// (archives of an earlier naming), reading each one's header for its names. Where two
+    /// files claim one collection, the one cached later stays. Removes the journal, whose paths
+    /// would be stale: the next batch rebuilds it. Call holding the write lock.
+    ///
+    /// - Returns: how many archives were renamed.
+    @discardableResult
+    func migrateArchiveNames() -> Int {
+        try? fileSystem.removeFile(IndexJournal.path)
+        var renamed = 0
+        for path in (try? archivePathsOfAllUsers()) ?? [] {
+            guard case .summary(let summary) = summary(at: path) else { continue }
+            let target = layout.archivePath(for: summary.archiveKey)
+            guard target != path, target.directory == path.directory else { continue }
+            if let existing = fileSystem.identity(of: target), existing.modificationDate > summary.cachedDate {
+                try? fileSystem.removeFile(path)
+            } else if (try? fileSystem.rename(path, to: target)) != nil {
+                renamed += 1
+            }
+        }
+        return renamed
+    }
+
+    /// Removes every temporary file in the version directory and its user directories. Call
+    /// only while holding the write lock (``ProcessCoordinator``): no live writer has a temporary
+    /// file then, so every one found is a crash's leftover.
     ///
     /// - Returns: how many were removed.
     @discardableResult
     func sweepTemporaryFiles() -> Int {
-        guard let directories = try? fileSystem.contentsOfDirectory(layout.versionPath) else { return 0 }
         var removed = 0
-        for directory in directories where directory == CacheLayout.sharedDirectoryName || directory.hasPrefix(CacheLayout.userPrefix) {
-            let path = layout.versionPath + "/" + directory
-            for name in ((try? fileSystem.contentsOfDirectory(path)) ?? nil) ?? [] where name.hasPrefix(FileSystem.temporaryPrefix) {
-                if (try? fileSystem.removeFile(path + "/" + name)) != nil { removed += 1 }
+        let directories: [String?] = [nil] + ((try? userDirectories()) ?? [])
+        for directory in directories {
+            for entry in ((try? fileSystem.contentsOfDirectory(directory)) ?? nil) ?? [] where entry.name.hasPrefix(FileSystem.temporaryPrefix) {
+                if (try? fileSystem.removeFile(CachePath(directory: directory, name: entry.name))) != nil { removed += 1 }
             }
         }
         return removed
     }
 
-    /// Removes the archive at `path`; a missing file is not an error.
-    func removeFile(atPath path: String) throws {
-        do {
-            try fileSystem.removeFile(path)
-        } catch {
-            throw AppCacheError(code: error.code, message: "The archive could not be removed.", path: path, underlyingError: error)
-        }
-    }
-
-    /// Removes the archive for `key`; a missing archive is not an error.
-    func removeValue(forKey key: ArchiveKey) throws {
-        let path = layout.archivePath(for: key)
+    /// Removes the file at `path`; a missing file is not an error.
+    func removeFile(at path: CachePath, key: ArchiveKey? = nil) throws(AppCacheError) {
         do {
             try fileSystem.removeFile(path)
         } catch {
             throw AppCacheError(
-                code: error.code, message: "The archive could not be removed.", cacheName: key.cacheName,
-                key: key.key, path: path, underlyingError: error)
+                code: error.code, message: "The archive could not be removed.", cacheName: key?.cacheName, key: key?.key,
+                path: error.path, underlyingError: error)
         }
     }
 
-    /// Removes every archive of `user` (`nil`: the shared space) in the current version.
+    /// Moves a user's directory (`nil`: the shared space's) out of view in one rename.
     ///
-    /// The user's directory leaves view in one rename; if deleting it then fails, the hidden
-    /// remains are removed on the next open.
-    ///
-    /// - Returns: the problem to report when the deletion after the rename failed.
-    /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when the directory cannot be
-    ///   moved out of view; the archives are then unchanged.
-    func removeAll(user: String?) throws -> AppCacheError? {
-        try removeTree(layout.userPath(user))
-    }
-
-    /// Removes the archives of every user in the current version, as ``removeAll(user:)`` does
-    /// for one.
-    func removeAllUsers() throws -> AppCacheError? {
-        try removeTree(layout.versionPath)
-    }
-
-    private func removeTree(_ path: String) throws -> AppCacheError? {
-        let trash = layout.trashPath()
+    /// - Returns: the name of the trash directory to delete, or `nil` when there was nothing.
+    /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when it cannot be moved; the
+    ///   archives are then unchanged.
+    func moveOutOfView(user: String?) throws(AppCacheError) -> String? {
         do {
-            guard try fileSystem.move(path, to: trash) else { return nil }
+            return try fileSystem.moveOutOfView(userDirectory: CacheLayout.userDirectoryName(user))
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The archives could not be removed; they are unchanged.",
-                path: path, underlyingError: error)
+                path: error.path, underlyingError: error)
         }
+    }
+
+    /// Deletes a trash directory ``moveOutOfView(user:)`` made.
+    ///
+    /// - Returns: the problem to report when the deletion failed (the rest goes on the next
+    ///   open).
+    func deleteTrash(_ name: String) -> AppCacheError? {
         do {
-            try fileSystem.removeTree(trash)
+            try fileSystem.removeTree(rootEntry: name)
             return nil
         } catch {
             return AppCacheError(
@@ -267,27 +395,49 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// Removes a file that cannot be trusted and reports why.
-    func discard(_ path: String, key: ArchiveKey, code: AppCacheError.Code, message: String, cause: (any Error)? = nil) {
-        var text = message
-        do {
-            try fileSystem.removeFile(path)
-            text += " The file was removed."
-            onDiscard(path)
-        } catch {
-            text += " Removing the file failed too: \(error)."
-        }
-        report(AppCacheError(code: code, message: text, cacheName: key.cacheName, key: key.key, path: path, underlyingError: cause))
-    }
-
     /// Why an archive's bytes cannot be used.
     struct Problem: Error {
         var code: AppCacheError.Code
         var message: String
     }
 
-    /// Checks an archive's bytes against the collection asked for, returning its header and
-    /// payload.
+    /// Reads and parses the header at the start of `file`: first a prefix, then, if the fixed
+    /// part claims longer names (each within the cap), exactly the rest of the header.
+    /// The header at the start of `bytes` (an archive read whole), and its length.
+    static func parseHeader(_ bytes: Data, expecting key: ArchiveKey) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+        bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer, expecting: key) } }
+    }
+
+    /// Archives up to this size are read in one system call, header and payload together.
+    static let singleReadLimit = 64 << 10
+
+    static func readHeader(_ file: FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+        let prefix = try file.read(count: min(file.size, 4096), at: 0)
+        let required: Int
+        switch prefix.withUnsafeBytes({ buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.requiredLength(buffer) } }) {
+        case .success(let length): required = length
+        case .failure(let defect): return .failure(defect)
+        }
+        guard required <= file.size else { return .failure(.truncated) }
+        let bytes = required <= prefix.count ? prefix : try file.read(count: required, at: 0)
+        return bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
+    }
+
+    /// Whether a header is the collection asked for, in the schema version asked for.
+    static func check(_ header: ArchiveHeader, for key: ArchiveKey, schemaVersion: Int64) -> Problem? {
+        guard header.user == key.user, header.cacheName == key.cacheName, header.key == key.key else {
+            return Problem(code: .corruptArchive, message: "The archive belongs to another collection.")
+        }
+        guard header.schemaVersion == schemaVersion else {
+            return Problem(
+                code: .schemaMismatch,
+                message: "The archive holds schema version \(header.schemaVersion) of its type, not \(schemaVersion).")
+        }
+        return nil
+    }
+
+    /// Checks an archive's bytes, all in memory, against the collection asked for, returning
+    /// its header and payload. For tests and the inspector's verification.
     static func validate(
         _ bytes: Data, for key: ArchiveKey, schemaVersion: Int64
     ) -> Result<(ArchiveHeader, Data), Problem> {
@@ -296,24 +446,16 @@ struct DiskStore: Sendable {
         case .success(let value): parsed = value
         case .failure(let defect): return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
         }
-        let header = parsed.header
-        guard header.user == key.user, header.cacheName == key.cacheName, header.key == key.key else {
-            return .failure(Problem(code: .corruptArchive, message: "The archive belongs to another collection."))
-        }
-        guard header.schemaVersion == schemaVersion else {
-            return .failure(Problem(
-                code: .schemaMismatch,
-                message: "The archive holds schema version \(header.schemaVersion) of its type, not \(schemaVersion)."))
-        }
+        if let problem = check(parsed.header, for: key, schemaVersion: schemaVersion) { return .failure(problem) }
         let payloadCount = bytes.count - parsed.length
-        guard header.payloadLength == UInt64(payloadCount) else {
-            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadCount)
+        guard parsed.header.payloadLength == UInt64(payloadCount) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: parsed.header.payloadLength, found: payloadCount)
             return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
         }
         let payload = bytes.subdata(in: (bytes.startIndex + parsed.length)..<bytes.endIndex)
-        guard CRC32.checksum(payload) == header.payloadChecksum else {
+        guard CRC32.checksum(payload) == parsed.header.payloadChecksum else {
             return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."))
         }
-        return .success((header, payload))
+        return .success((parsed.header, payload))
     }
 }

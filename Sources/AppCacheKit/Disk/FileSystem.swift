@@ -8,12 +8,37 @@ import Glibc
 import Musl
 #endif
 
-/// The handful of system calls the disk layer makes, with owner-only permissions.
+/// An open directory, closed when its last reference goes.
+final class DirectoryHandle: Sendable {
+    let descriptor: Int32
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
+
+/// The system calls the disk layer makes, all relative to a version directory the layer holds
+/// open, none of them following a symbolic link inside it.
 ///
-/// Plain POSIX calls rather than `Data.write(to:)` or `FileManager`, because on Linux the former
-/// syncs every file and the latter resolves owner names on every `attributesOfItem`
-/// (`shared/PERFORMANCE-NOTES.md`). Archives carry checksums, so a torn write is detected on read
-/// and durability does not depend on `fsync`.
+/// Why so careful: every byte under the cache root is untrusted. A file or link planted there
+/// must never make the cache read, write or delete anything outside the root, nor block it. So:
+/// - the root and the version directory are opened once; every other path is a ``CachePath``,
+///   opened part by part (`openat`, `O_NOFOLLOW`) from the version directory's descriptor, so
+///   neither a linked user directory nor a linked file is ever followed;
+/// - files are opened non-blocking and checked with `fstat` before a byte is read: a FIFO, a
+///   socket, a device or a directory where a file should be is refused (a FIFO would block
+///   `open` and `read` forever);
+/// - a symbolic link where the cache expects its own file or directory is damage: the link
+///   itself is removed (`unlinkat` never follows) and ``onDamage`` hears of it.
+///
+/// Plain POSIX calls rather than `Data.write(to:)` or `FileManager`: on Linux the former syncs
+/// every file and the latter resolves owner names on every `attributesOfItem`
+/// (`shared/PERFORMANCE-NOTES.md`). Archives carry checksums, so a torn write is detected on
+/// read and durability does not depend on `fsync`. Directories are created `0700`, files `0600`.
 struct FileSystem: Sendable {
     /// A step that tests can make fail with a chosen `errno`.
     enum Operation: Sendable, Hashable {
@@ -23,144 +48,480 @@ struct FileSystem: Sendable {
     /// Returns the `errno` to fail an operation with, or `nil` to let it run. Tests only.
     typealias FaultInjector = @Sendable (Operation, String) -> Int32?
 
+    /// The cache root, as the configuration names it (for messages and the root's own files).
+    let rootPath: String
+    /// The version directory's name in the root.
+    let versionName: String
+    /// The version directory's path, for messages.
+    let versionPath: String
+    /// The cache root, held open: trash directories are moved into it.
+    let root: DirectoryHandle
+    /// The version directory, held open: every ``CachePath`` starts here.
+    let version: DirectoryHandle
+
     var faults: FaultInjector?
+    /// Whether this file system only looks (the inspector): links and special files are
+    /// reported as such but never removed.
+    var isReadOnly = false
+    /// The data protection class of every file this writes (Apple platforms with data
+    /// protection only); `nil` for the directory's.
+    var protection: FileProtection?
+    /// Told of every planted link or special file the layer removed: its path and what it was.
+    var onDamage: @Sendable (_ path: String, _ what: String) -> Void = { _, _ in }
+    /// User directories held open for reads between changes of the disk.
+    let directories = DirectoryCache()
 
-    /// A whole file and its modification date, read through one descriptor so they match.
-    struct Contents {
-        var bytes: Data
-        var modificationDate: Date
-        var fileSize: Int = 0
+
+
+    /// The full path of `path`, for messages and the fault injector.
+    func displayPath(_ path: CachePath) -> String {
+        versionPath + "/" + path.relative
     }
 
-    /// Reads the file at `path`, or returns `nil` when there is none.
+    // MARK: - Opening
+
+    /// Opens (creating them if `create`) the root and the version directory `versionName` in it.
     ///
-    /// - Parameter limit: read at most this many bytes from the start (headers only).
-    /// - Returns: the bytes, the modification date and, in `fileSize`, the whole file's size.
-    func read(_ path: String, limit: Int = .max) throws(SystemError) -> Contents? {
-        try inject(.read, path)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw .last("open", path)
-        }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .last("fstat", path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw SystemError(operation: "open", errorNumber: EISDIR, path: path) }
-        var bytes = Data(count: min(Int(info.st_size), limit))
-        let filled = bytes.withUnsafeMutableBytes { buffer -> Int in
-            var filled = 0
-            while filled < buffer.count {
-                let count = systemRead(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return count < 0 ? -1 : filled }
-                filled += count
+    /// The root is the app's path and may itself be, or lie under, a symbolic link; the version
+    /// directory may not: a link there is removed and a directory made in its place.
+    ///
+    /// - Returns: `nil` when `create` is false and either does not exist.
+    /// - Throws: `SystemError` when the root or the version directory cannot be made or opened
+    ///   (`ENOTDIR` when a file stands in the way).
+    static func open(
+        rootPath: String, versionName: String, create: Bool, readOnly: Bool = false, faults: FaultInjector? = nil,
+        onDamage: @escaping @Sendable (String, String) -> Void = { _, _ in }
+    ) throws(SystemError) -> FileSystem? {
+        if create {
+            if let errorNumber = faults?(.makeDirectory, rootPath) {
+                throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: rootPath)
             }
-            return filled
+            try makeDirectories(rootPath)
         }
-        guard filled >= 0 else { throw .last("read", path) }
-        // A file that shrank while being read is returned as read; its checksum will tell.
-        if filled < bytes.count { bytes.removeSubrange(filled...) }
-        return Contents(bytes: bytes, modificationDate: Self.modificationDate(of: info), fileSize: Int(info.st_size))
+        let rootDescriptor = systemOpen(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        guard rootDescriptor >= 0 else {
+            if !create && errno == ENOENT { return nil }
+            throw .last("open", rootPath)
+        }
+        let root = DirectoryHandle(descriptor: rootDescriptor)
+        let versionPath = rootPath + "/" + versionName
+        if create, let errorNumber = faults?(.makeDirectory, versionPath) {
+            throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: versionPath)
+        }
+        guard let versionDescriptor = try openDirectory(
+            in: rootDescriptor, versionName, displayPath: versionPath, create: create, removesLinks: !readOnly, onDamage: onDamage)
+        else { return nil }
+        return FileSystem(
+            rootPath: rootPath, versionName: versionName, versionPath: versionPath, root: root,
+            version: DirectoryHandle(descriptor: versionDescriptor), faults: faults, isReadOnly: readOnly, onDamage: onDamage)
     }
 
-    /// Writes `header` then `payload` to a new file beside `path` and renames it into place,
-    /// with `modificationDate` as its modification time.
+    // MARK: - Reading
+
+    /// A regular file opened for reading, with the facts `fstat` gave; closed when it goes.
+    final class ReadableFile {
+        let descriptor: Int32
+        /// The file's size in bytes when it was opened.
+        let size: Int
+        let modificationDate: Date
+        /// Which file this is: changes whenever the file is replaced or rewritten.
+        let identity: FileIdentity
+        /// Which file this is: stays while the file is appended to.
+        let number: FileNumber
+        private let versionPath: String
+        private let cachePath: CachePath
+
+        /// The file's full path, for messages (made only when one is needed).
+        var path: String { versionPath + "/" + cachePath.relative }
+
+        init(
+            descriptor: Int32, size: Int, modificationDate: Date, identity: FileIdentity, number: FileNumber,
+            versionPath: String, cachePath: CachePath
+        ) {
+            self.descriptor = descriptor
+            self.size = size
+            self.modificationDate = modificationDate
+            self.identity = identity
+            self.number = number
+            self.versionPath = versionPath
+            self.cachePath = cachePath
+        }
+
+        /// Reads `count` bytes at `offset`, or fewer when the file ends first.
+        func read(count: Int, at offset: Int) throws(SystemError) -> Data {
+            var bytes = Data(count: count)
+            let filled = bytes.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                var filled = 0
+                while filled < buffer.count {
+                    let got = pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
+                    if got < 0 && errno == EINTR { continue }
+                    if got <= 0 { return got < 0 ? -1 : filled }
+                    filled += got
+                }
+                return filled
+            }
+            guard filled >= 0 else { throw .last("read", path) }
+            if filled < count { bytes.removeSubrange(filled...) }
+            return bytes
+        }
+
+        deinit {
+            close(descriptor)
+        }
+    }
+
+    /// What opening a file for reading found.
+    enum OpenedFile {
+        /// No file (or no directory) there.
+        case missing
+        /// Something that is not a regular file: a symbolic link (removed), a FIFO, a socket,
+        /// a device or a directory. Never read.
+        case unsafe(String)
+        case file(ReadableFile)
+    }
+
+    /// Opens the regular file at `path` for reading, without following a link and without
+    /// blocking.
+    ///
+    /// A symbolic link at `path` or at its directory is damage: the link is removed and
+    /// reported, and the answer is `.unsafe`. Anything else that is not a regular file is
+    /// `.unsafe` and left alone (the caller decides).
+    ///
+    /// - Throws: `SystemError` when the file exists but cannot be opened or examined.
+    ///
+    /// - Parameter change: the disk's change count (``ProcessCoordinator/changeCount``) the read
+    ///   started at, when the caller knows it: the user directory may then come from
+    ///   ``directories``, held open since an earlier read at the same count.
+    func openForReading(_ path: CachePath, change: UInt64? = nil) throws(SystemError) -> OpenedFile {
+        if faults != nil { try inject(.read, displayPath(path)) }
+        let directory: Int32
+        var leased = false
+        if let change, let name = path.directory, let held = directories.lease(name, change: change) {
+            directory = held
+            leased = true
+        } else {
+            let opened: Int32?
+            do {
+                opened = try openDirectory(of: path, create: false)
+            } catch where error.errorNumber == ENOTDIR {
+                // A file where the user directory belongs: nothing to read (a write will say why).
+                return .missing
+            }
+            guard let opened else { return .missing }
+            directory = opened
+            if let change, let name = path.directory {
+                directories.keep(opened, for: name, change: change)
+                leased = true
+            }
+        }
+        defer {
+            if leased {
+                directories.release()
+            } else if directory != version.descriptor {
+                close(directory)
+            }
+        }
+        let descriptor = openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            switch error {
+            case ENOENT, ENOTDIR:
+                return .missing
+            case ELOOP, EMLINK:
+                if let what = removeIfLink(in: directory, path.name, displayPath(path)) { return .unsafe(what) }
+                throw SystemError(operation: "open", errorNumber: error, path: displayPath(path))
+            case ENXIO, EOPNOTSUPP:
+                // A socket (or a device without a driver): never a cache file.
+                return .unsafe("a special file, not a regular file")
+            default:
+                throw SystemError(operation: "open", errorNumber: error, path: displayPath(path))
+            }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let failure = SystemError.last("fstat", displayPath(path))
+            close(descriptor)
+            throw failure
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return .unsafe(Self.kind(of: info))
+        }
+        return .file(ReadableFile(
+            descriptor: descriptor, size: Int(clamping: info.st_size), modificationDate: Self.modificationDate(of: info),
+            identity: FileIdentity(info), number: FileNumber(info), versionPath: versionPath, cachePath: path))
+    }
+
+    /// The identity and modification date of the regular file at `path` (no link followed), or
+    /// `nil` when there is none.
+    func identity(of path: CachePath) -> (identity: FileIdentity, modificationDate: Date)? {
+        guard let directory = try? openDirectory(of: path, create: false) else { return nil }
+        defer { if directory != version.descriptor { close(directory) } }
+        var info = stat()
+        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return (FileIdentity(info), Self.modificationDate(of: info))
+    }
+
+    /// Whether the volume ignores the case of file names: the version directory's name
+    /// upper-cased names it too.
+    func isCaseInsensitive() -> Bool {
+        let upper = versionName.uppercased()
+        guard upper != versionName else { return false }
+        var own = stat()
+        var other = stat()
+        guard fstatat(root.descriptor, versionName, &own, AT_SYMLINK_NOFOLLOW) == 0,
+            fstatat(root.descriptor, upper, &other, AT_SYMLINK_NOFOLLOW) == 0
+        else { return false }
+        return own.st_ino == other.st_ino && own.st_dev == other.st_dev
+    }
+
+    // MARK: - Writing
+
+    /// Writes `header` then `payload` to a new file named `temporaryName` beside `path`, dated
+    /// `modificationDate`, and renames it into place.
     ///
     /// Readers see the old file or the new one, never a mix. On failure the temporary file is
-    /// removed and the old file is untouched. Missing directories up to `directory` are
-    /// created owner-only.
+    /// removed and the old file is untouched. A missing user directory is created owner-only.
+    ///
+    /// - Returns: the identity of the file now at `path`.
     func writeAtomically(
-        header: [UInt8], payload: Data, to path: String, in directory: String, modificationDate: Date
-    ) throws(SystemError) {
-        let temporary = directory + "/" + Self.temporaryPrefix + Self.randomSuffix()
-        var descriptor = try createExclusive(temporary)
-        if descriptor < 0 {
-            try makeDirectories(directory)
-            descriptor = try createExclusive(temporary)
-            guard descriptor >= 0 else { throw .last("open", temporary) }
+        header: [UInt8], payload: Data, to path: CachePath, temporaryName: String, modificationDate: Date
+    ) throws(SystemError) -> FileIdentity {
+        let display = displayPath(path)
+        guard let directory = try openDirectory(of: path, create: true) else {
+            throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
         }
+        defer { if directory != version.descriptor { close(directory) } }
+        let temporaryDisplay = (path.directory.map { versionPath + "/" + $0 } ?? versionPath) + "/" + temporaryName
+        try inject(.createFile, temporaryDisplay)
+        var descriptor = openat(directory, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
+        protection?.apply(toDescriptor: descriptor)
         do throws(SystemError) {
-            try writeAll(descriptor, header, temporary)
-            try writeAll(descriptor, payload, temporary)
+            try writeAll(descriptor, header, temporaryDisplay)
+            try writeAll(descriptor, payload, temporaryDisplay)
             var times = [Self.makeTimespec(modificationDate), Self.makeTimespec(modificationDate)]
-            guard futimens(descriptor, &times) == 0 else { throw SystemError.last("futimens", temporary) }
+            guard futimens(descriptor, &times) == 0 else { throw SystemError.last("futimens", temporaryDisplay) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw SystemError.last("fstat", temporaryDisplay) }
             let closed = close(descriptor)
             descriptor = -1
-            guard closed == 0 else { throw SystemError.last("close", temporary) }
-            try inject(.rename, path)
-            guard rename(temporary, path) == 0 else { throw SystemError.last("rename", path) }
+            guard closed == 0 else { throw SystemError.last("close", temporaryDisplay) }
+            try inject(.rename, display)
+            if renameat(directory, temporaryName, directory, path.name) != 0 {
+                // A directory planted where the file goes: it is ours to clear, without
+                // following anything inside it.
+                guard errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST else { throw SystemError.last("rename", display) }
+                try removeTree(in: directory, path.name, display)
+                onDamage(display, "a directory where an archive belongs")
+                guard renameat(directory, temporaryName, directory, path.name) == 0 else { throw SystemError.last("rename", display) }
+            }
+            return FileIdentity(info)
         } catch {
             if descriptor >= 0 { close(descriptor) }
-            unlink(temporary)
+            unlinkat(directory, temporaryName, 0)
             throw error
         }
     }
 
-    /// Appends `data` to the file at `path`, creating it owner-only if needed, in one `write`.
-    func append(_ data: Data, to path: String) throws(SystemError) {
-        try inject(.write, path)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .last("open", path) }
-        defer { close(descriptor) }
-        try writeAll(descriptor, data, path)
-    }
-
-    /// Removes the file at `path`; a missing file is not an error.
-    func removeFile(_ path: String) throws(SystemError) {
-        try inject(.remove, path)
-        if unlink(path) != 0 && errno != ENOENT { throw .last("unlink", path) }
-    }
-
-    /// Renames `path` to `destination` in one atomic step.
+    /// Appends `data` to the regular file at `path` in one `write`.
     ///
-    /// - Returns: `false` when there is nothing at `path`.
-    func move(_ path: String, to destination: String) throws(SystemError) -> Bool {
-        try inject(.rename, path)
-        if rename(path, destination) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw .last("rename", path)
+    /// A link or special file there is removed (and reported).
+    ///
+    /// - Returns: which file it is and its size after the append; `nil` when there is no file
+    ///   (or there was only a link or special file) to append to.
+    func append(_ data: Data, to path: CachePath) throws(SystemError) -> (number: FileNumber, size: Int)? {
+        let display = displayPath(path)
+        try inject(.write, display)
+        guard let directory = try openDirectory(of: path, create: true) else {
+            throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
+        }
+        defer { if directory != version.descriptor { close(directory) } }
+        for attempt in 0..<2 {
+            let descriptor = openat(directory, path.name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if descriptor < 0 {
+                let error = errno
+                if error == ENOENT { return nil }
+                if attempt == 0, error == ELOOP || error == EMLINK || error == ENXIO, removeIfUnsafe(in: directory, path.name, display) {
+                    continue
+                }
+                throw SystemError(operation: "open", errorNumber: error, path: display)
+            }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                if attempt == 0, removeIfUnsafe(in: directory, path.name, display) { continue }
+                throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
+            }
+            protection?.apply(toDescriptor: descriptor)
+            try writeAll(descriptor, data, display)
+            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+            return (FileNumber(info), Int(clamping: info.st_size))
+        }
+        throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
     }
 
-    /// Deletes `path` and everything under it, without following links; a missing path is not
-    /// an error.
-    func removeTree(_ path: String) throws(SystemError) {
-        try inject(.remove, path)
+    /// Opens (creating it owner-only, and replacing a link or special file) the regular file at
+    /// `path` for reading and writing, for a lock or a shared memory map. The caller closes it.
+    func openForUpdate(_ path: CachePath) throws(SystemError) -> Int32 {
+        let display = displayPath(path)
+        guard let directory = try openDirectory(of: path, create: true) else {
+            throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
+        }
+        defer { if directory != version.descriptor { close(directory) } }
+        for attempt in 0..<2 {
+            let descriptor = openat(directory, path.name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            if descriptor < 0 {
+                let error = errno
+                if attempt == 0, error == ELOOP || error == EMLINK || error == ENXIO, removeIfUnsafe(in: directory, path.name, display) {
+                    continue
+                }
+                throw SystemError(operation: "open", errorNumber: error, path: display)
+            }
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                return descriptor
+            }
+            close(descriptor)
+            if attempt == 0, removeIfUnsafe(in: directory, path.name, display) { continue }
+            break
+        }
+        throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
+    }
+
+    /// Cuts the regular file at `path` (never a link) back to `length` bytes.
+    func truncate(_ path: CachePath, to length: Int) throws(SystemError) {
+        let display = displayPath(path)
+        try inject(.write, display)
+        guard let directory = try openDirectory(of: path, create: false) else { return }
+        defer { if directory != version.descriptor { close(directory) } }
+        let descriptor = openat(directory, path.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last("open", display) }
+        defer { close(descriptor) }
         var info = stat()
-        guard lstat(path, &info) == 0 else {
-            if errno == ENOENT { return }
-            throw .last("lstat", path)
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            if unlink(path) != 0 && errno != ENOENT { throw .last("unlink", path) }
-            return
-        }
-        for name in try contentsOfDirectory(path) ?? [] {
-            try removeTree(path + "/" + name)
-        }
-        if rmdir(path) != 0 && errno != ENOENT { throw .last("rmdir", path) }
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .last("fstat", display) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw .last("ftruncate", display) }
     }
 
-    /// The names in the directory at `path`; `nil` when it does not exist.
-    func contentsOfDirectory(_ path: String) throws(SystemError) -> [String]? {
-        guard let directory = opendir(path) else {
-            if errno == ENOENT { return nil }
-            throw .last("opendir", path)
+    // MARK: - Removing and moving
+
+    /// Renames the file `path` to `target` in the same directory, replacing what is there.
+    func rename(_ path: CachePath, to target: CachePath) throws(SystemError) {
+        let display = displayPath(target)
+        try inject(.rename, display)
+        guard path.directory == target.directory else { throw SystemError(operation: "rename", errorNumber: EXDEV, path: display) }
+        guard let directory = try openDirectory(of: path, create: false) else { return }
+        defer { if directory != version.descriptor { close(directory) } }
+        guard renameat(directory, path.name, directory, target.name) == 0 else { throw .last("rename", display) }
+    }
+
+    /// Removes the file at `path` (a link itself, never its target); a missing file is not an
+    /// error. A directory planted there is removed with everything in it, no link followed.
+    func removeFile(_ path: CachePath) throws(SystemError) {
+        let display = displayPath(path)
+        try inject(.remove, display)
+        guard let directory = try openDirectory(of: path, create: false) else { return }
+        defer { if directory != version.descriptor { close(directory) } }
+        if unlinkat(directory, path.name, 0) == 0 || errno == ENOENT { return }
+        guard errno == EISDIR || errno == EPERM else { throw .last("unlink", display) }
+        try removeTree(in: directory, path.name, display)
+    }
+
+    /// Moves the user directory `name` of the version directory out of view, into a new trash
+    /// directory name in the root, in one `rename` (a link is moved as the link it is).
+    ///
+    /// - Returns: the trash name, or `nil` when there was nothing to move.
+    func moveOutOfView(userDirectory name: String) throws(SystemError) -> String? {
+        let display = versionPath + "/" + name
+        try inject(.rename, display)
+        let trash = CacheLayout.trashPrefix + Self.randomSuffix()
+        if renameat(version.descriptor, name, root.descriptor, trash) == 0 { return trash }
+        if errno == ENOENT { return nil }
+        throw .last("rename", display)
+    }
+
+    /// Moves the entry `name` of the root out of view (another version's directory), as
+    /// ``moveOutOfView(userDirectory:)`` does.
+    func moveOutOfView(rootEntry name: String) throws(SystemError) -> String? {
+        let display = rootPath + "/" + name
+        try inject(.rename, display)
+        let trash = CacheLayout.trashPrefix + Self.randomSuffix()
+        if renameat(root.descriptor, name, root.descriptor, trash) == 0 { return trash }
+        if errno == ENOENT { return nil }
+        throw .last("rename", display)
+    }
+
+    /// Deletes the root entry `name` and everything under it, following no link; a missing
+    /// entry is not an error.
+    func removeTree(rootEntry name: String) throws(SystemError) {
+        let display = rootPath + "/" + name
+        try inject(.remove, display)
+        try removeTree(in: root.descriptor, name, display)
+    }
+
+    // MARK: - Listing
+
+    /// One entry of a directory listing.
+    struct DirectoryEntry {
+        var name: String
+        /// Whether it is a regular file, as far as the listing tells (`DT_UNKNOWN` counts as
+        /// yes: opening it checks).
+        var mayBeRegularFile: Bool
+    }
+
+    /// The names in the version directory (`directory == nil`) or one of its user directories;
+    /// `nil` when that does not exist (or is a link, which is removed and reported).
+    func contentsOfDirectory(_ directory: String?) throws(SystemError) -> [DirectoryEntry]? {
+        let descriptor: Int32
+        if let directory {
+            guard let opened = try Self.openDirectory(
+                in: version.descriptor, directory, displayPath: versionPath + "/" + directory, create: false,
+                removesLinks: !isReadOnly, onDamage: onDamage)
+            else { return nil }
+            descriptor = opened
+        } else {
+            descriptor = dup(version.descriptor)
+            guard descriptor >= 0 else { throw .last("dup", versionPath) }
         }
-        defer { closedir(directory) }
-        var names = [String]()
-        while let entry = readdir(directory) {
+        return try Self.list(descriptor, directory.map { versionPath + "/" + $0 } ?? versionPath)
+    }
+
+    /// The names in the root.
+    func contentsOfRoot() throws(SystemError) -> [String] {
+        let descriptor = dup(root.descriptor)
+        guard descriptor >= 0 else { throw .last("dup", rootPath) }
+        return try Self.list(descriptor, rootPath).map(\.name)
+    }
+
+    /// Lists the directory open at `descriptor` (and closes it).
+    static func list(_ descriptor: Int32, _ display: String) throws(SystemError) -> [DirectoryEntry] {
+        guard let stream = fdopendir(descriptor) else {
+            let failure = SystemError.last("opendir", display)
+            close(descriptor)
+            throw failure
+        }
+        defer { closedir(stream) }
+        // fdopendir starts where the descriptor is; a duplicated one shares that position.
+        rewinddir(stream)
+        var entries: [DirectoryEntry] = []
+        while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
             }
-            if name != "." && name != ".." { names.append(name) }
+            guard name != "." && name != ".." else { continue }
+            let type = entry.pointee.d_type
+            entries.append(DirectoryEntry(name: name, mayBeRegularFile: type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN)))
         }
-        return names
+        return entries
     }
 
-    /// Creates `path` and any missing parents, each owner-only (0700).
-    func makeDirectories(_ path: String) throws(SystemError) {
-        try inject(.makeDirectory, path)
+    // MARK: - Helpers shared with the read-only listing
+
+    /// Creates `path` and any missing parents, each owner-only (0700). Follows links: this is
+    /// for the root, the app's own path.
+    static func makeDirectories(_ path: String) throws(SystemError) {
         if mkdir(path, 0o700) == 0 { return }
         switch errno {
         case EEXIST:
@@ -180,6 +541,59 @@ struct FileSystem: Sendable {
         }
     }
 
+    /// Opens the directory `name` in `parent` without following a link.
+    ///
+    /// A link there is removed and reported; with `create`, a missing directory is made
+    /// owner-only.
+    ///
+    /// - Returns: its descriptor, or `nil` when it is missing (or was a link) and not `create`.
+    /// - Throws: `ENOTDIR` when a file stands there, or what the system calls report.
+    static func openDirectory(
+        in parent: Int32, _ name: String, displayPath: String, create: Bool, removesLinks: Bool = true,
+        onDamage: @Sendable (String, String) -> Void
+    ) throws(SystemError) -> Int32? {
+        for _ in 0..<3 {
+            let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if descriptor >= 0 { return descriptor }
+            let error = errno
+            switch error {
+            case ENOENT:
+                guard create else { return nil }
+                if mkdirat(parent, name, 0o700) != 0 && errno != EEXIST { throw .last("mkdir", displayPath) }
+            case ELOOP, EMLINK, ENOTDIR:
+                var info = stat()
+                guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    if errno == ENOENT { continue }
+                    throw .last("lstat", displayPath)
+                }
+                guard info.st_mode & S_IFMT == S_IFLNK else {
+                    // A file (or FIFO, socket) where a directory belongs: said plainly, not
+                    // removed: it may be someone's data.
+                    throw SystemError(operation: "open", errorNumber: ENOTDIR, path: displayPath)
+                }
+                guard removesLinks else { return nil }
+                guard unlinkat(parent, name, 0) == 0 || errno == ENOENT else { throw .last("unlink", displayPath) }
+                onDamage(displayPath, "a symbolic link where a directory belongs; the link was removed")
+                if !create { return nil }
+            default:
+                throw SystemError(operation: "open", errorNumber: error, path: displayPath)
+            }
+        }
+        throw SystemError(operation: "open", errorNumber: ELOOP, path: displayPath)
+    }
+
+    /// A description of a file that is not a regular file.
+    static func kind(of info: stat) -> String {
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO: "a FIFO, not a regular file"
+        case S_IFSOCK: "a socket, not a regular file"
+        case S_IFCHR, S_IFBLK: "a device, not a regular file"
+        case S_IFDIR: "a directory, not a regular file"
+        case S_IFLNK: "a symbolic link, not a regular file"
+        default: "not a regular file"
+        }
+    }
+
     /// How the names of temporary files begin.
     static let temporaryPrefix = ".tmp-"
 
@@ -188,23 +602,87 @@ struct FileSystem: Sendable {
         String(UInt64.random(in: .min ... .max), radix: 16)
     }
 
+    /// A fresh temporary file name.
+    static func temporaryName() -> String {
+        temporaryPrefix + randomSuffix()
+    }
+
+    static func modificationDate(of info: stat) -> Date {
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000)
+    }
+
     // MARK: - Private
 
-    /// Opens a new file for writing; returns -1 when its directory is missing or a file stands
-    /// in its way (for ``makeDirectories(_:)`` to mend or name), and throws for anything else.
-    private func createExclusive(_ path: String) throws(SystemError) -> Int32 {
-        try inject(.createFile, path)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor < 0 && errno != ENOENT && errno != ENOTDIR { throw .last("open", path) }
-        return descriptor
+    /// The descriptor of `path`'s directory: the version directory's own, or a user directory
+    /// opened (created, with `create`) for the call. Close it unless it is the version's.
+    private func openDirectory(of path: CachePath, create: Bool) throws(SystemError) -> Int32? {
+        guard let directory = path.directory else { return version.descriptor }
+        let display = versionPath + "/" + directory
+        if create {
+            try inject(.makeDirectory, display)
+        }
+        return try Self.openDirectory(
+            in: version.descriptor, directory, displayPath: display, create: create, removesLinks: !isReadOnly, onDamage: onDamage)
+    }
+
+    /// Removes `name` in `directory` if it is a symbolic link; returns what it was.
+    private func removeIfLink(in directory: Int32, _ name: String, _ display: String) -> String? {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        guard !isReadOnly else { return "a symbolic link" }
+        guard unlinkat(directory, name, 0) == 0 else { return nil }
+        onDamage(display, "a symbolic link where a file belongs; the link was removed")
+        return "a symbolic link (removed)"
+    }
+
+    /// Removes `name` in `directory` if it is a link or a special file (never a regular file
+    /// or a directory), reporting it; returns whether it did.
+    private func removeIfUnsafe(in directory: Int32, _ name: String, _ display: String) -> Bool {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
+        let type = info.st_mode & S_IFMT
+        guard type != S_IFREG && type != S_IFDIR, unlinkat(directory, name, 0) == 0 else { return false }
+        onDamage(display, "\(Self.kind(of: info)); it was removed")
+        return true
+    }
+
+    /// Deletes `name` in `parent` and everything under it, following no link.
+    private func removeTree(in parent: Int32, _ name: String, _ display: String) throws(SystemError) {
+        try Self.removeTree(in: parent, name, display)
+    }
+
+    private static func removeTree(in parent: Int32, _ name: String, _ display: String) throws(SystemError) {
+        if unlinkat(parent, name, 0) == 0 { return }
+        switch errno {
+        case ENOENT: return
+        case EISDIR, EPERM: break
+        default: throw .last("unlink", display)
+        }
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return }
+            throw .last("open", display)
+        }
+        let children = try list(dup(descriptor), display)
+        defer { close(descriptor) }
+        for child in children {
+            try removeTree(in: descriptor, child.name, display + "/" + child.name)
+        }
+        if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw .last("rmdir", display) }
     }
 
     private func writeAll(_ descriptor: Int32, _ bytes: some ContiguousBytes, _ path: String) throws(SystemError) {
         try inject(.write, path)
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return nil }
             var written = 0
             while written < buffer.count {
-                let count = systemWrite(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                let count = systemWrite(descriptor, base + written, buffer.count - written)
                 if count < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -222,25 +700,59 @@ struct FileSystem: Sendable {
         }
     }
 
-    private static func makeTimespec(_ date: Date) -> timespec {
+    /// A `timespec` for `date`, clamped to what the system can hold.
+    static func makeTimespec(_ date: Date) -> timespec {
         let interval = date.timeIntervalSince1970
-        let seconds = interval.rounded(.down)
-        let nanoseconds = min(999_999_999, Int((interval - seconds) * 1_000_000_000))
-        return timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds)
+        guard interval.isFinite else { return timespec(tv_sec: 0, tv_nsec: 0) }
+        let seconds = min(max(interval.rounded(.down), -9.0e15), 9.0e15)
+        let nanoseconds = min(999_999_999, max(0, Int((interval - seconds) * 1_000_000_000)))
+        return timespec(tv_sec: time_t(seconds), tv_nsec: nanoseconds)
+    }
+}
+
+/// Which file a path held: device, inode, size and modification time, hashed into one word.
+///
+/// Every write of an archive creates a new file and renames it into place, so the identity
+/// changes with every write, by this process or another; comparing it tells whether what
+/// memory holds is still what the disk holds.
+struct FileIdentity: Hashable, Sendable {
+    let value: UInt64
+
+    init(value: UInt64) {
+        self.value = value
     }
 
-    private static func modificationDate(of info: stat) -> Date {
+    init(_ info: stat) {
         #if canImport(Darwin)
         let time = info.st_mtimespec
         #else
         let time = info.st_mtim
         #endif
-        return Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000)
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for word in [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino),
+                     UInt64(truncatingIfNeeded: info.st_size), UInt64(truncatingIfNeeded: time.tv_sec),
+                     UInt64(truncatingIfNeeded: time.tv_nsec)] {
+            hash = (hash ^ word) &* 0x0000_0100_0000_01B3
+            hash ^= hash >> 29
+        }
+        value = hash
     }
 }
 
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
+/// Which file a path held, by device and inode: stays the same while the file is appended to
+/// or rewritten in place, changes when another file is renamed over it.
+struct FileNumber: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
+}
+
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
 }
 
 private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {

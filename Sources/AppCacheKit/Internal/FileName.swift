@@ -22,7 +22,8 @@ enum FileName {
     /// `e` with a combining accent) get the same name: the string is put in Unicode
     /// normalization form C first, so disk and memory agree on what is one key.
     static func encode(_ string: String) -> String {
-        let normalized = string.precomposedStringWithCanonicalMapping
+        // ASCII is its own form C: only other text needs normalising.
+        let normalized = string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping
         var out = [UInt8]()
         out.reserveCapacity(normalized.utf8.count)
         for byte in normalized.utf8 {
@@ -54,7 +55,7 @@ enum FileName {
                 bytes.append(byte)
             }
         }
-        guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let string = UTF8Text.string(validating: bytes) else { return nil }
         return string
     }
 

@@ -8,13 +8,22 @@
 struct LRUDictionary<Key: Hashable, Value> {
     /// A node: its contents (`nil` while the node is free) and its place in the list, side by
     /// side, so that a hit reads the value and relinks the node in the same cache line.
+    ///
+    /// The links come first and the key last: a hit touches the links and the start of the
+    /// value (where ``MemoryEntry`` keeps what a hit reads), and with many keys each cache line
+    /// a hit touches is a read from memory.
     private struct Slot {
-        var key: Key?
-        var value: Value?
         /// Towards the most recently used end; `-1` at the head.
         var newer: Int = -1
         /// Towards the least recently used end; `-1` at the tail.
         var older: Int = -1
+        var value: Value?
+        var key: Key?
+
+        init(key: Key?, value: Value?) {
+            self.key = key
+            self.value = value
+        }
     }
 
     private var slots: [Slot] = []
@@ -26,6 +35,12 @@ struct LRUDictionary<Key: Hashable, Value> {
     private var tail = -1
 
     init() {}
+
+    /// Makes room for `capacity` keys.
+    mutating func reserveCapacity(_ capacity: Int) {
+        slots.reserveCapacity(capacity)
+        index.reserveCapacity(capacity)
+    }
 
     /// The number of keys.
     var count: Int { index.count }

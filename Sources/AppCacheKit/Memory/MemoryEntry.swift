@@ -51,16 +51,22 @@ struct MemoryHit {
 }
 
 /// One collection held in memory: its decoded items and cached moment (read on every hit, so
-/// kept inline and small), whether the archive on disk is behind it, and, behind one reference,
-/// the archive record (encoded payload) and where it belongs on disk.
+/// kept inline and small), whether the archive on disk is behind it, which archive file it
+/// matches, and, behind one reference, the archive record and where it belongs on disk.
+///
+/// A dirty entry keeps its encoded payload until it is written; a clean one does not (the
+/// archive holds it): what memory holds of a clean collection is its decoded items alone, and
+/// its ``cost`` says so.
 struct MemoryEntry {
     /// The facts a hit does not need, out of line so that entries stay small in the LRU.
     private final class Details: Sendable {
         let archiveKey: ArchiveKey
+        let path: CachePath
         let record: ArchiveRecord
 
-        init(archiveKey: ArchiveKey, record: ArchiveRecord) {
+        init(archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord) {
             self.archiveKey = archiveKey
+            self.path = path
             self.record = record
         }
     }
@@ -80,23 +86,57 @@ struct MemoryEntry {
     var generation: UInt64 = 0
     /// Whether a read was served from this entry since the disk index last heard of it.
     var wasReadSinceRecorded = false
-    /// What the entry counts against the memory byte limit: its encoded size.
-    let cost: Int
-    private let details: Details
+    /// The memory layer's validation epoch when this entry was last known to agree with the
+    /// disk (see ``MemoryStore/epoch``); a hit needs it to be the current one.
+    var epoch: UInt32 = 0
+    /// The archive file this entry was read from or last written to; `nil` when none is known.
+    /// Another process replacing the archive changes the file's identity.
+    var diskIdentity: FileIdentity?
+    /// What the entry counts against the memory byte limit: the estimated memory of its
+    /// decoded items, plus its encoded payload while it keeps one (while dirty).
+    private(set) var cost: Int
+    /// The size of its encoded payload.
+    let encodedSize: Int
+    private var details: Details
 
-    init(archiveKey: ArchiveKey, record: ArchiveRecord, items: AnyObject, isDirty: Bool) {
+    init(archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, items: AnyObject, isDirty: Bool, diskIdentity: FileIdentity? = nil) {
         self.items = items
         cachedDate = record.cachedDate
         expiry = record.expiry
         isPinned = record.isPinned
         self.isDirty = isDirty
-        cost = record.payload.count
-        details = Details(archiveKey: archiveKey, record: record)
+        self.diskIdentity = diskIdentity
+        encodedSize = record.payload.count
+        var kept = record
+        if !isDirty { kept.payload = Data() }
+        let decoded = record.decodedSize ?? 4 * record.payload.count
+        cost = decoded + kept.payload.count
+        details = Details(archiveKey: archiveKey, path: path, record: kept)
     }
 
-    /// Where the collection lives on disk.
+    /// Whether it still holds its encoded payload (a dirty entry always does).
+    var hasPayload: Bool { !details.record.payload.isEmpty || encodedSize == 0 }
+
+    /// Marks the entry clean, dropping its payload (the archive now holds it).
+    ///
+    /// - Returns: by how much its cost fell.
+    mutating func becomeClean() -> Int {
+        isDirty = false
+        guard !details.record.payload.isEmpty else { return 0 }
+        var record = details.record
+        let freed = record.payload.count
+        record.payload = Data()
+        details = Details(archiveKey: details.archiveKey, path: details.path, record: record)
+        cost -= freed
+        return freed
+    }
+
+    /// Which collection it is.
     var archiveKey: ArchiveKey { details.archiveKey }
-    /// The bytes and facts an archive would hold, with the current pin.
+    /// Where its archive lives on disk.
+    var path: CachePath { details.path }
+    /// The bytes and facts an archive would hold, with the current pin (no bytes once clean:
+    /// see ``hasPayload``).
     var record: ArchiveRecord {
         var record = details.record
         record.isPinned = isPinned

@@ -29,6 +29,10 @@ struct MemoryStore {
     /// Counts every change to what a key could read from disk; a collection loaded from disk
     /// is only kept if nothing changed while it was being read.
     private(set) var mutations: UInt64 = 0
+    /// The validation epoch: an entry whose ``MemoryEntry/epoch`` differs must be checked
+    /// against its archive before a hit may return it. Moves on (``invalidateAll()``) when
+    /// another process or instance is seen to have changed the disk.
+    private(set) var epoch: UInt32 = 0
     private(set) var hits = 0
     private(set) var misses = 0
     private(set) var spills = 0
@@ -37,23 +41,75 @@ struct MemoryStore {
         self.byteLimit = byteLimit
         self.entryLimit = entryLimit
         self.tracksReads = tracksReads
+        // Room for the first entries a new cache takes in, without rehashing as they arrive.
+        let initial = min(entryLimit, Self.initialCapacity)
+        owners.reserveCapacity(initial)
+        lru.reserveCapacity(initial)
     }
 
+    /// How many entries the layer makes room for at once.
+    static let initialCapacity = 256
+
     /// The entry for `key`, made the most recently used; counts a hit or a miss.
+    ///
+    /// An entry not checked in the current epoch is not returned (nor counted): the caller
+    /// checks it against its archive first (``entryToCheck(_:)``).
     ///
     /// - Complexity: O(1) on average.
     @inline(__always)
     mutating func hit(_ key: MemoryKey) -> MemoryHit? {
-        let found = lru.updatingValue(forKey: key) { entry in
+        let epoch = epoch
+        let found = lru.updatingValue(forKey: key) { entry -> MemoryHit? in
+            guard entry.epoch == epoch else { return nil }
             if tracksReads { entry.wasReadSinceRecorded = true }
             return MemoryHit(entry)
         }
-        if let hit = found ?? detached[key].map({ MemoryHit($0) }) {
+        switch found {
+        case .some(.some(let hit)):
             hits += 1
             return hit
+        case .some(.none):
+            return nil
+        case .none:
+            if let entry = detached[key] {
+                guard entry.epoch == epoch else { return nil }
+                hits += 1
+                return MemoryHit(entry)
+            }
+            misses += 1
+            return nil
         }
+    }
+
+    /// Counts a hit the caller served after checking the entry.
+    mutating func countHit() {
+        hits += 1
+    }
+
+    /// Counts a miss the caller found after checking.
+    mutating func countMiss() {
         misses += 1
-        return nil
+    }
+
+    /// Starts a new validation epoch: every entry must be checked against its archive before
+    /// it is served again.
+    mutating func invalidateAll() {
+        epoch &+= 1
+    }
+
+    /// Marks the entry for `key` as agreeing with the archive file `identity` in `epoch`,
+    /// unless it changed since it was checked (its generation moved on) or the epoch did.
+    mutating func markChecked(_ key: MemoryKey, generation: UInt64, epoch: UInt32, identity: FileIdentity?) {
+        guard epoch == self.epoch else { return }
+        let update = { (entry: inout MemoryEntry) in
+            guard entry.generation == generation else { return }
+            entry.epoch = epoch
+            entry.diskIdentity = identity
+        }
+        if lru.modifyValue(forKey: key, update) == nil, var entry = detached[key] {
+            update(&entry)
+            detached[key] = entry
+        }
     }
 
     /// What ``hit(_:)`` would answer, without touching the order or the counters.
@@ -80,8 +136,13 @@ struct MemoryStore {
         var entry = entry
         lastGeneration += 1
         entry.generation = lastGeneration
+        entry.epoch = epoch
         mutations += 1
         if let owner = owners[entry.archiveKey] {
+            // The archive on disk is still the one the replaced entry knew.
+            if entry.diskIdentity == nil, let replaced = peek(owner), replaced.epoch == epoch {
+                entry.diskIdentity = replaced.diskIdentity
+            }
             discard(owner)
         }
         owners[entry.archiveKey] = key
@@ -97,11 +158,15 @@ struct MemoryStore {
     ///
     /// - Returns: the keys of dirty entries evicted to make room.
     mutating func storeLoaded(_ entry: MemoryEntry, for key: MemoryKey, ifUnchangedSince mutations: UInt64) -> [MemoryKey] {
-        guard mutations == self.mutations, owners[entry.archiveKey] == nil else { return [] }
+        guard mutations == self.mutations else { return [] }
+        // One hash of the archive key: claim it, and give it back if it had an owner.
+        if let owner = owners.updateValue(key, forKey: entry.archiveKey) {
+            owners[entry.archiveKey] = owner
+            return []
+        }
         lastGeneration += 1
         var entry = entry
         entry.generation = lastGeneration
-        owners[entry.archiveKey] = key
         lru.updateValue(entry, forKey: key)
         lruBytes += entry.cost
         return evictOverLimits()
@@ -152,29 +217,16 @@ struct MemoryStore {
         return key
     }
 
-    /// Pins or unpins the entry holding `archiveKey`; a clean entry becomes dirty so that the
-    /// archive is rewritten with the new pin.
-    ///
-    /// - Returns: whether memory holds the collection.
-    mutating func setPinned(_ pinned: Bool, for archiveKey: ArchiveKey) -> Bool {
-        guard let key = owners[archiveKey] else { return false }
-        mutations += 1
-        lastGeneration += 1
-        let generation = lastGeneration
+    /// Pins or unpins the entry holding `archiveKey` in memory; the caller rewrites the
+    /// archive with the new pin.
+    mutating func setPinned(_ pinned: Bool, for archiveKey: ArchiveKey) {
+        guard let key = owners[archiveKey] else { return }
         if var entry = detached[key] {
             entry.isPinned = pinned
-            entry.generation = generation
             detached[key] = entry
-            return true
+            return
         }
-        let becameDirty = lru.modifyValue(forKey: key) { entry -> Bool in
-            entry.isPinned = pinned
-            entry.generation = generation
-            defer { entry.isDirty = true }
-            return !entry.isDirty
-        }
-        if becameDirty == true { lruDirtyKeys.insert(key) }
-        return true
+        lru.modifyValue(forKey: key) { $0.isPinned = pinned }
     }
 
     /// The entries of the user interned as `user` (`nil`: every user), for listings.
@@ -190,12 +242,12 @@ struct MemoryStore {
     /// disk index can count those reads as uses; the marks are cleared.
     ///
     /// - Complexity: O(n).
-    mutating func takeReadArchives() -> [ArchiveKey] {
-        var read: [ArchiveKey] = []
+    mutating func takeReadArchives() -> [CachePath] {
+        var read: [CachePath] = []
         lru.modifyEachFromLeastRecent { _, entry in
             if entry.wasReadSinceRecorded {
                 entry.wasReadSinceRecorded = false
-                read.append(entry.archiveKey)
+                read.append(entry.path)
             }
         }
         return read
@@ -216,11 +268,12 @@ struct MemoryStore {
             .sorted { $0.entry.generation < $1.entry.generation }
     }
 
-    /// Records that the archive of `key` now holds generation `generation`: the entry becomes
-    /// clean if it is still that generation, and leaves memory if it was detached.
+    /// Records that the archive of `key` now holds generation `generation`, as the file
+    /// `identity`: the entry becomes clean if it is still that generation, and leaves memory if
+    /// it was detached.
     ///
     /// - Parameter spilled: whether the write was a spill, for the statistics.
-    mutating func didWrite(_ key: MemoryKey, generation: UInt64, spilled: Bool) {
+    mutating func didWrite(_ key: MemoryKey, generation: UInt64, identity: FileIdentity, spilled: Bool) {
         if spilled { spills += 1 }
         if let entry = detached[key], entry.generation == generation {
             detached[key] = nil
@@ -228,12 +281,25 @@ struct MemoryStore {
             owners[entry.archiveKey] = nil
             return
         }
-        let cleaned = lru.modifyValue(forKey: key) { entry -> Bool in
-            guard entry.generation == generation, entry.isDirty else { return false }
-            entry.isDirty = false
-            return true
+        let epoch = epoch
+        let freed = lru.modifyValue(forKey: key) { entry -> Int? in
+            guard entry.generation == generation else { return nil }
+            entry.diskIdentity = identity
+            entry.epoch = epoch
+            guard entry.isDirty else { return nil }
+            return entry.becomeClean()
         }
-        if cleaned == true { lruDirtyKeys.remove(key) }
+        if let freed = freed ?? nil {
+            lruDirtyKeys.remove(key)
+            lruBytes -= freed
+        }
+    }
+
+    /// Forgets the entry for `key`, dirty or not, if it is still generation `generation`.
+    mutating func remove(_ key: MemoryKey, generation: UInt64) {
+        guard peek(key)?.generation == generation else { return }
+        mutations += 1
+        discard(key)
     }
 
     /// What the statistics report.

@@ -1,0 +1,86 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// User directories held open for reads while the disk does not change, so that a disk hit
+/// opens one file rather than its directory and then the file (a third of a small archive's
+/// system calls).
+///
+/// A descriptor is kept with the disk's change count (``ProcessCoordinator/changeCount``) it
+/// was opened at and is used only by reads at that same count: every change any process makes
+/// under the root (a wipe moving a user's directory away among them) bumps the count, after
+/// which the directory is opened afresh. A read racing a change sees the disk before or after
+/// it, as it would without the cache.
+///
+/// Descriptors replaced while reads may still use them are closed once no read holds one (a
+/// descriptor number is never closed under a reader, so it cannot be reused under it either).
+/// Writes never use the cache: they always open the directory they write into. Thread-safe.
+final class DirectoryCache: Sendable {
+    /// The most directories held open.
+    static let capacity = 8
+
+    private struct Entry {
+        var descriptor: Int32
+        var change: UInt64
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Reads holding a descriptor now.
+        var readers = 0
+        /// Descriptors replaced while readers held them: closed when the last one is done.
+        var retired: [Int32] = []
+    }
+
+    private let state = Locked(State())
+
+    deinit {
+        state.withLock { state in
+            for entry in state.entries.values { close(entry.descriptor) }
+            for descriptor in state.retired { close(descriptor) }
+        }
+    }
+
+    /// The descriptor of the directory `name` opened at change count `change`, if one is held;
+    /// the caller then holds it until ``release()``.
+    func lease(_ name: String, change: UInt64) -> Int32? {
+        state.withLock { state in
+            guard let entry = state.entries[name], entry.change == change else { return nil }
+            state.readers += 1
+            return entry.descriptor
+        }
+    }
+
+    /// Keeps `descriptor`, just opened for `name` at change count `change`, replacing what was
+    /// held for it; the caller then holds it until ``release()``.
+    func keep(_ descriptor: Int32, for name: String, change: UInt64) {
+        state.withLock { state in
+            if let old = state.entries.updateValue(Entry(descriptor: descriptor, change: change), forKey: name) {
+                state.retired.append(old.descriptor)
+            }
+            if state.entries.count > Self.capacity {
+                for (other, entry) in state.entries where other != name {
+                    state.retired.append(entry.descriptor)
+                    state.entries[other] = nil
+                }
+            }
+            state.readers += 1
+        }
+    }
+
+    /// Ends a read's hold on a descriptor ``lease(_:change:)`` or ``keep(_:for:change:)``
+    /// gave; the last reader out closes the replaced ones.
+    func release() {
+        let closing = state.withLock { state -> [Int32] in
+            state.readers -= 1
+            guard state.readers == 0, !state.retired.isEmpty else { return [] }
+            defer { state.retired = [] }
+            return state.retired
+        }
+        for descriptor in closing { close(descriptor) }
+    }
+}

@@ -1,0 +1,368 @@
+import Foundation
+
+/// The disk writer's bookkeeping, and the protocol every batch of disk changes follows so that
+/// the disk index stays exact across crashes and across processes.
+///
+/// A batch runs inside the cache's disk-write lock and the lock file's `flock`
+/// (``ProcessCoordinator``), so one batch at a time changes a version directory, whichever
+/// process or instance runs it. Each batch:
+///
+/// 1. **begins** (``begin(afterCrash:)``): if the previous holder of the lock died mid-batch (the
+///    crash flag is set), the journal is replayed and every intent without its outcome is
+///    settled from what the disk now holds; with an index in memory, the lines other processes
+///    appended since this process last read are applied;
+/// 2. **announces** each change before making it (``announce(_:)``): an intent line naming the
+///    archive and the temporary file that will replace it, appended to the journal before the
+///    rename or unlink;
+/// 3. makes the changes, recording each outcome (``record(_:)``);
+/// 4. **finishes** (``finish()``): settles its own intents that have no outcome (a failed write),
+///    enforces the disk budget (announcing each removal), appends the outcomes in one write and
+///    compacts the journal when it has grown.
+///
+/// Why intents rather than a scan: after a `SIGKILL` between a rename and its journal line,
+/// the journal alone cannot know the archive's new size, and listing every directory on each open
+/// would make opening grow with the cache. An intent names exactly the files a crash may have
+/// left changed, so settling costs one header read per interrupted change, and the temporary
+/// files a crash left are found without listing anything. A missing or damaged journal is
+/// rebuilt from the archives, which sweeps every temporary file as it goes.
+struct DiskBook {
+    let store: DiskStore
+    let coordinator: ProcessCoordinator
+    let diskByteLimit: Int?
+
+    /// Whether the index is kept in memory: with a disk budget, or once ``AppCache/diskUsage``
+    /// was asked.
+    var keepsIndex: Bool
+    /// The index, while kept; exact after ``begin(afterCrash:)``.
+    private(set) var index: DiskIndex?
+    /// Where this process has read the journal up to (while it keeps the index).
+    private var cursor: IndexJournal.Cursor?
+    /// This batch's intents without their outcome yet.
+    private var pending = PendingIntents()
+    /// This batch's outcomes, appended to the journal when it finishes.
+    private(set) var records: [DiskIndex.Record] = []
+    /// Problems to report once the locks are released.
+    var problems: [AppCacheError] = []
+    /// The journal's size after this batch's last append (0: not appended to yet).
+    private var journalSize = 0
+    /// Whether this batch changed (or found changed) an archive: other processes must then
+    /// check their memory against the disk.
+    var changedDisk = false
+
+    /// The journal grows to at least this before it is compacted.
+    static let minimumCompactionSize = 256 << 10
+
+    init(store: DiskStore, coordinator: ProcessCoordinator, diskByteLimit: Int?) {
+        self.store = store
+        self.coordinator = coordinator
+        self.diskByteLimit = diskByteLimit
+        keepsIndex = diskByteLimit != nil
+    }
+
+    private var journal: IndexJournal { IndexJournal(fileSystem: store.fileSystem) }
+
+    // MARK: - The batch
+
+    /// Starts a batch (see the type's documentation). Call holding both locks.
+    mutating func begin(afterCrash crashed: Bool) {
+        if crashed {
+            settleCrashedBatch()
+        } else if keepsIndex {
+            catchUp()
+        }
+    }
+
+    /// Appends intents to the journal before the changes they announce.
+    mutating func announce(_ intents: [DiskIndex.Record]) {
+        for intent in intents { pending.note(intent) }
+        append(intents)
+    }
+
+    /// Records the outcome of a change made in this batch.
+    mutating func record(_ outcome: DiskIndex.Record) {
+        pending.note(outcome)
+        records.append(outcome)
+        if outcome.changesDisk { changedDisk = true }
+    }
+
+    /// Records reads, as uses for the disk budget.
+    mutating func recordUses(_ paths: [CachePath]) {
+        records += paths.map { .touch(path: $0) }
+    }
+
+    /// Ends the batch (see the type's documentation). Call holding both locks.
+    mutating func finish() {
+        if !pending.isEmpty { settle(pending) }
+        if let limit = diskByteLimit {
+            ensureIndex()
+            for record in records { index?.apply(record) }
+            enforce(limit)
+        } else {
+            for record in records { index?.apply(record) }
+        }
+        if index?.isDamaged == true { rebuild() }
+        let outcomes = records
+        records = []
+        if !outcomes.isEmpty { append(outcomes) }
+        // Only now, with no intent of this batch unsettled: a compacted journal holds the
+        // index and nothing else, so an intent compacted away could not be settled.
+        if pending.isEmpty, journalSize > 2 * min(coordinator.compactedJournalSize, journalSize) + Self.minimumCompactionSize {
+            compact()
+        }
+    }
+
+    /// Loads the index (replaying the journal, or rebuilding it) and keeps it from now on.
+    mutating func ensureIndex() {
+        keepsIndex = true
+        if index == nil { catchUp() }
+    }
+
+    // MARK: - Reading the journal
+
+    /// Applies what others appended since this process last read the journal; reads it whole
+    /// the first time. A missing or damaged journal is rebuilt.
+    private mutating func catchUp() {
+        switch journal.read(after: index == nil ? nil : cursor) {
+        case .missing:
+            rebuild()
+        case .damaged(let reason):
+            report(reason)
+            rebuild()
+        case .records(let lines, let newCursor, let fromStart, let tornBytes):
+            if fromStart { index = DiskIndex() }
+            for line in lines { index?.apply(line) }
+            cursor = newCursor
+            if tornBytes > 0 {
+                // A writer died mid-append; nobody else appends while this lock is held.
+                try? journal.truncate(to: newCursor.offset)
+            }
+            if index?.isDamaged == true {
+                report("the journal's sizes do not add up")
+                rebuild()
+            }
+        }
+    }
+
+    /// Replays the whole journal to find the intents a crashed batch left unsettled, and
+    /// settles them.
+    private mutating func settleCrashedBatch() {
+        switch journal.read(after: nil) {
+        case .missing:
+            rebuild()
+        case .damaged(let reason):
+            report(reason)
+            rebuild()
+        case .records(let lines, let newCursor, _, let tornBytes):
+            var unsettled = PendingIntents()
+            var replayed = DiskIndex()
+            for line in lines {
+                unsettled.note(line)
+                replayed.apply(line)
+            }
+            if tornBytes > 0 { try? journal.truncate(to: newCursor.offset) }
+            if keepsIndex {
+                index = replayed
+                cursor = newCursor
+            }
+            if replayed.isDamaged {
+                report("the journal's sizes do not add up")
+                rebuild()
+            } else if !unsettled.isEmpty {
+                settle(unsettled)
+            }
+        }
+    }
+
+    // MARK: - Settling
+
+    /// Records what the disk now holds for every intent in `intents`, and removes the
+    /// temporary files they name. The records go to the journal (and the index) at once, so the
+    /// rest of the batch sees the disk as it is.
+    private mutating func settle(_ intents: PendingIntents) {
+        let fileSystem = store.fileSystem
+        var settled: [DiskIndex.Record] = []
+        for (path, temporaryName) in intents.changes {
+            try? fileSystem.removeFile(CachePath(directory: path.directory, name: temporaryName))
+            settled.append(settledRecord(path))
+        }
+        for directory in intents.wipes {
+            settled.append(.removeAll(directory: directory))
+            let remaining = (try? store.archivePaths(inDirectory: directory)) ?? []
+            settled += remaining.map(settledRecord)
+        }
+        for temporaryName in intents.compactions {
+            try? fileSystem.removeFile(CachePath(directory: nil, name: temporaryName))
+            settled.append(.temporaryGone(name: temporaryName))
+        }
+        for record in settled {
+            pending.note(record)
+            index?.apply(record)
+        }
+        changedDisk = true
+        append(settled)
+    }
+
+    /// The record of what the disk holds at `path`: its size (and pin, from its header), or
+    /// that it is gone. A damaged file still takes space: it is counted, unpinned.
+    private func settledRecord(_ path: CachePath) -> DiskIndex.Record {
+        switch store.summary(at: path) {
+        case .summary(let summary): .set(path: path, size: summary.size, isPinned: summary.header.isPinned)
+        case .unreadable(_, let size?): .set(path: path, size: size, isPinned: false)
+        case .unreadable(_, nil), .missing: .remove(path: path)
+        }
+    }
+
+    // MARK: - Writing the journal
+
+    /// Appends `lines` in one write; starts a new journal first when there is none.
+    private mutating func append(_ lines: [DiskIndex.Record]) {
+        guard !lines.isEmpty else { return }
+        do throws(SystemError) {
+            guard let (number, size) = try journal.append(lines) else {
+                // No journal yet (or a planted file was removed): start one from the archives,
+                // which already reflect these lines' changes, then add the lines.
+                rebuild()
+                if let (number, size) = try journal.append(lines) {
+                    advanceCursor(number, size, lines.count)
+                    journalSize = size
+                }
+                return
+            }
+            advanceCursor(number, size, lines.count)
+            journalSize = size
+        } catch {
+            problems.append(AppCacheError(
+                code: error.code, message: "The disk index journal could not be written; it will be rebuilt from the archives.",
+                path: error.path, underlyingError: error))
+            try? store.fileSystem.removeFile(IndexJournal.path)
+            cursor = nil
+            index = nil
+        }
+    }
+
+    private mutating func advanceCursor(_ number: FileNumber, _ size: Int, _ count: Int) {
+        guard let current = cursor, current.file == number else { return }
+        cursor = IndexJournal.Cursor(file: number, offset: size, lines: current.lines + count)
+    }
+
+    /// Replaces the journal with a snapshot of the index.
+    private mutating func compact() {
+        let wasKept = keepsIndex
+        ensureIndex()
+        keepsIndex = wasKept
+        guard let snapshot = index?.snapshot else { return }
+        let temporaryName = FileSystem.temporaryName()
+        pending.note(.willCompact(temporaryName: temporaryName))
+        do throws(SystemError) {
+            guard try journal.append([.willCompact(temporaryName: temporaryName)]) != nil else { return }
+            let newCursor = try journal.rewrite(snapshot, temporaryName: temporaryName)
+            pending.note(.temporaryGone(name: temporaryName))
+            coordinator.compactedJournalSize = newCursor.offset
+            journalSize = newCursor.offset
+            cursor = newCursor
+        } catch {
+            problems.append(AppCacheError(
+                code: error.code, message: "The disk index journal could not be compacted; it stays as it was.",
+                path: error.path, underlyingError: error))
+        }
+        if !keepsIndex {
+            index = nil
+            cursor = nil
+        }
+    }
+
+    /// Rebuilds the index from the archives' headers, oldest first, and starts a new journal.
+    /// Sweeps every temporary file on the way (the lock is held: none belongs to a live writer).
+    private mutating func rebuild() {
+        store.sweepTemporaryFiles()
+        var rebuilt = DiskIndex()
+        let paths = (try? store.archivePathsOfAllUsers()) ?? []
+        var found: [(path: CachePath, size: Int, isPinned: Bool, date: Date)] = []
+        for path in paths {
+            switch store.summary(at: path) {
+            case .summary(let summary): found.append((path, summary.size, summary.header.isPinned, summary.cachedDate))
+            case .unreadable(_, let size?): found.append((path, size, false, .distantPast))
+            case .unreadable(_, nil), .missing: break
+            }
+        }
+        for file in found.sorted(by: { $0.date < $1.date }) {
+            rebuilt.apply(.set(path: file.path, size: file.size, isPinned: file.isPinned))
+        }
+        // (This batch's own intents, if any, stay pending: they are appended after the new
+        // journal, and settled if their change fails.)
+        changedDisk = true
+        do throws(SystemError) {
+            let newCursor = try journal.rewrite(rebuilt.snapshot, temporaryName: FileSystem.temporaryName())
+            coordinator.compactedJournalSize = newCursor.offset
+            journalSize = newCursor.offset
+            cursor = newCursor
+        } catch {
+            problems.append(AppCacheError(
+                code: error.code, message: "The disk index journal could not be rewritten; it will be rebuilt from the archives.",
+                path: error.path, underlyingError: error))
+            cursor = nil
+        }
+        index = keepsIndex ? rebuilt : nil
+        if !keepsIndex { cursor = nil }
+    }
+
+    // MARK: - The budget
+
+    /// Removes least recently used archives (unpinned first) until the rest fit in `limit`.
+    private mutating func enforce(_ limit: Int) {
+        while let total = index?.totalBytes, total > limit, let victim = index?.nextVictim {
+            announce([.willChange(path: victim.path, temporaryName: FileSystem.temporaryName())])
+            do {
+                try store.removeFile(at: victim.path)
+            } catch {
+                var failure = error
+                failure.message = "An archive could not be removed to keep within the disk budget."
+                problems.append(failure)
+                return
+            }
+            index?.apply(.remove(path: victim.path))
+            record(.remove(path: victim.path))
+        }
+    }
+
+    private mutating func report(_ reason: String) {
+        problems.append(AppCacheError(
+            code: .corruptArchive, message: "The disk index journal is damaged (\(reason)); it was rebuilt from the archives.",
+            path: store.fileSystem.displayPath(IndexJournal.path)))
+    }
+}
+
+/// Intents without their outcome: archives about to change, user directories about to go,
+/// journal rewrites under way.
+struct PendingIntents {
+    /// Archive paths, with the temporary file each change goes through.
+    private(set) var changes: [CachePath: String] = [:]
+    /// User directories being removed.
+    private(set) var wipes: Set<String> = []
+    /// Temporary files of journal rewrites.
+    private(set) var compactions: Set<String> = []
+
+    var isEmpty: Bool { changes.isEmpty && wipes.isEmpty && compactions.isEmpty }
+
+    /// Takes one journal line into account.
+    mutating func note(_ record: DiskIndex.Record) {
+        switch record {
+        case .willChange(let path, let temporaryName): changes[path] = temporaryName
+        case .set(let path, _, _), .remove(let path): changes[path] = nil
+        case .willRemoveAll(let directory?): wipes.insert(directory)
+        case .willRemoveAll(nil): break
+        case .removeAll(let directory):
+            if let directory {
+                wipes.remove(directory)
+                changes = changes.filter { $0.key.directory != directory }
+            } else {
+                wipes = []
+                changes = changes.filter { $0.key.directory == nil }
+            }
+        case .willCompact(let temporaryName): compactions.insert(temporaryName)
+        case .temporaryGone(let name): compactions.remove(name)
+        case .begin: self = PendingIntents()
+        case .touch: break
+        }
+    }
+}
