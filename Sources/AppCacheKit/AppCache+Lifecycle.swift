@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(UIKit) && !os(watchOS)
@@ -6,55 +7,90 @@ import UIKit
 import AppKit
 #endif
 
-extension AppCache {
-    /// Subscribes to the application's lifecycle notifications where the platform has them.
-    ///
-    /// - UIKit (iOS, tvOS, visionOS, Mac Catalyst): a memory warning empties memory after
-    ///   writing dirty collections; entering the background flushes inside a background task;
-    ///   termination flushes.
-    /// - AppKit (macOS): termination flushes.
-    /// - Elsewhere (Linux, watchOS) there are no such notifications: call ``flush()`` and
-    ///   ``didReceiveMemoryWarning()`` yourself, rely on `deinit`, or set
-    ///   ``Configuration/flushesAtExit``.
-    ///
-    /// Observers hold the cache weakly and are removed in `deinit`.
-    func observeApplicationLifecycle() {
-        #if canImport(UIKit) && !os(watchOS)
-        let center = NotificationCenter.default
-        let observers: [any NSObjectProtocol] = [
-            center.addObserver(forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil) {
-                [weak self] _ in
-                self?.didReceiveMemoryWarning()
-            },
-            center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) {
-                [weak self] _ in
-                guard let self else { return }
-                // UIKit posts this on the main thread; the flush runs there, inside a
-                // background task so the system lets it finish.
-                MainActor.assumeIsolated {
-                    let application = UIApplication.shared
-                    let task = application.beginBackgroundTask(withName: "AppCache flush", expirationHandler: nil)
-                    self.reportAll(self.writeDirtyEntries())
-                    if task != .invalid {
-                        application.endBackgroundTask(task)
-                    }
-                }
-            },
-            center.addObserver(forName: UIApplication.willTerminateNotification, object: nil, queue: nil) {
-                [weak self] _ in
-                guard let self else { return }
-                self.reportAll(self.writeDirtyEntries())
-            },
-        ]
-        lifecycleObservers.withLock { $0 = observers }
-        #elseif canImport(AppKit)
-        let observer = NotificationCenter.default.addObserver(
-            forName: NSApplication.willTerminateNotification, object: nil, queue: nil
-        ) { [weak self] _ in
-            guard let self else { return }
-            self.reportAll(self.writeDirtyEntries())
+/// What the cache subscribed to so as to follow the application's lifecycle; undone in `deinit`.
+struct LifecycleSubscriptions {
+    var observers: [any NSObjectProtocol] = []
+    var sources: [any DispatchSourceProtocol] = []
+
+    /// Removes every observer and cancels every source.
+    mutating func cancel() {
+        for observer in observers {
+            NotificationCenter.default.removeObserver(observer)
         }
-        lifecycleObservers.withLock { $0 = [observer] }
+        for source in sources {
+            source.cancel()
+        }
+        self = LifecycleSubscriptions()
+    }
+}
+
+extension AppCache {
+    /// Subscribes to the lifecycle events the platform has, so that memory is given back and
+    /// dirty collections reach disk before the process is suspended or ends.
+    ///
+    /// - iOS, tvOS, visionOS apps (UIKit): a memory warning writes dirty collections and empties
+    ///   memory; entering the background flushes inside an expiring activity; termination
+    ///   flushes.
+    /// - App extensions there (widgets, share, notification extensions): the host app's
+    ///   entering the background (`NSExtensionHostDidEnterBackground`) flushes inside an
+    ///   expiring activity. `UIApplication.shared` is never touched, so the library links into
+    ///   extensions.
+    /// - watchOS: the extension-host notification, where the system posts it.
+    /// - macOS (AppKit): termination flushes.
+    /// - Every Apple platform: the system's memory-pressure warnings empty memory as a memory
+    ///   warning does, also where UIKit posts none (macOS, watchOS, extensions without UI).
+    /// - Linux has no such events: the cache flushes at a normal exit instead
+    ///   (``Configuration/flushesAtExit``).
+    ///
+    /// Observers and sources hold the cache weakly and are removed in `deinit`.
+    func observeApplicationLifecycle() {
+        var subscriptions = LifecycleSubscriptions()
+        func observe(_ name: Notification.Name, _ action: @escaping @Sendable (AppCache) -> Void) {
+            subscriptions.observers.append(
+                NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { [weak self] _ in
+                    if let self { action(self) }
+                })
+        }
+        #if canImport(UIKit) && !os(watchOS)
+        observe(UIApplication.didReceiveMemoryWarningNotification) { $0.didReceiveMemoryWarning() }
+        observe(UIApplication.didEnterBackgroundNotification) { $0.flushBeforeSuspension() }
+        observe(UIApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
+        #elseif canImport(AppKit)
+        observe(NSApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
+        #endif
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        observe(.NSExtensionHostDidEnterBackground) { $0.flushBeforeSuspension() }
+        #endif
+        #if canImport(Darwin)
+        let pressure = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: writeBackQueue)
+        pressure.setEventHandler { [weak self] in self?.didReceiveMemoryWarning() }
+        pressure.activate()
+        subscriptions.sources.append(pressure)
+        #endif
+        lifecycleSubscriptions.withLock { $0 = subscriptions }
+    }
+
+    /// Writes every dirty collection while the system is about to suspend the process.
+    ///
+    /// Where the system grants a process time to finish (iOS, tvOS, watchOS, visionOS, apps and
+    /// extensions alike), the flush runs inside `ProcessInfo.performExpiringActivity`: the
+    /// process stays awake until the flush ends, and when the system needs it to stop, the
+    /// flush stops between two archives. Collections not written then stay dirty in memory for
+    /// the next flush; the ones written are complete (every archive is renamed into place whole).
+    func flushBeforeSuspension() {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        let expired = Locked(false)
+        ProcessInfo.processInfo.performExpiringActivity(withReason: "AppCache: writing cached collections") {
+            [weak self] isExpiring in
+            guard !isExpiring else {
+                expired.withLock { $0 = true }
+                return
+            }
+            guard let self else { return }
+            reportAll(writeDirtyEntries(until: { expired.withLock { $0 } }))
+        }
+        #else
+        reportAll(writeDirtyEntries())
         #endif
     }
 }

@@ -17,7 +17,7 @@ extension AppCache {
             throw AppCacheError(
                 code: first.code,
                 message: "\(failures.count) collection(s) could not be written; they stay in memory for the next flush.",
-                cacheName: first.cacheName, key: first.key, path: first.path, underlyingError: first)
+                cacheName: first.cacheName, key: first.key, path: first.path, underlyingError: first.underlyingError)
         }
     }
 
@@ -50,36 +50,59 @@ extension AppCache {
         }
     }
 
-    /// Writes every dirty entry.
+    /// Writes every dirty entry, oldest first.
     ///
+    /// - Parameter shouldStop: asked before each archive; once it says `true`, the rest stay
+    ///   dirty (the system is about to suspend the process).
     /// - Returns: the errors of the writes that failed; those entries stay dirty.
-    func writeDirtyEntries() -> [AppCacheError] {
+    func writeDirtyEntries(until shouldStop: () -> Bool = { false }) -> [AppCacheError] {
         withDiskWrites { book in
-            write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, &book)
+            write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &book)
         }
     }
 
     /// Writes `entries` (taken inside `diskWrites`, which the caller holds) and records which
     /// generations reached disk.
-    private func write(_ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, _ book: inout DiskBook) -> [AppCacheError] {
-        var written: [(MemoryKey, UInt64)] = []
-        var failures: [AppCacheError] = []
+    ///
+    /// An entry not checked since another process or instance changed the disk is compared with
+    /// its archive first: when the disk holds items cached later than the entry's, those win,
+    /// and the entry leaves memory unwritten.
+    private func write(
+        _ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, until shouldStop: () -> Bool = { false },
+        _ book: inout DiskBook
+    ) -> [AppCacheError] {
+        let epoch = state.withLock { $0.memory.epoch }
+        var current: [(key: MemoryKey, entry: MemoryEntry)] = []
+        var superseded: [(key: MemoryKey, entry: MemoryEntry)] = []
         for (key, entry) in entries {
-            do {
-                try writeArchive(entry.record, forKey: entry.archiveKey, &book)
-                written.append((key, entry.generation))
-            } catch let error as AppCacheError {
-                var error = error
+            if entry.epoch != epoch, let onDisk = store.fileSystem.identity(of: entry.path),
+                onDisk.identity != entry.diskIdentity, onDisk.modificationDate > entry.cachedDate {
+                superseded.append((key, entry))
+            } else {
+                current.append((key, entry))
+            }
+        }
+        if !superseded.isEmpty {
+            state.withLock { state in
+                for (key, entry) in superseded { state.memory.remove(key, generation: entry.generation) }
+            }
+        }
+        let results = writeArchives(current.map { ($0.entry.record, $0.entry.archiveKey, $0.entry.path) }, until: shouldStop, &book)
+        var written: [(MemoryKey, UInt64, FileIdentity)] = []
+        var failures: [AppCacheError] = []
+        for ((key, entry), result) in zip(current, results) {
+            switch result {
+            case .success(let identity):
+                written.append((key, entry.generation, identity))
+            case .failure(var error):
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)
-            } catch {
-                failures.append(AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error))
             }
         }
         if !written.isEmpty {
             state.withLock { state in
-                for (key, generation) in written {
-                    state.memory.didWrite(key, generation: generation, spilled: spilled)
+                for (key, generation, identity) in written {
+                    state.memory.didWrite(key, generation: generation, identity: identity, spilled: spilled)
                 }
             }
         }

@@ -10,6 +10,8 @@
 ///     try cache.cacheItems(items)
 /// } catch let error as AppCacheError where error.code == .noSpace {
 ///     showDiskFullWarning()
+/// } catch {
+///     print("Not cached: \(error)")
 /// }
 /// ```
 public struct AppCacheError: Error, Sendable, CustomStringConvertible {
@@ -52,6 +54,16 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// Data of another app schema version could not be wiped when the cache opened. The
         /// cache refuses to open rather than mix old and new data.
         public static let versionWipeFailed = Code("versionWipeFailed")
+        /// A configuration value the cache cannot work with: an empty `schemaVersion`, a
+        /// negative limit or delay. Thrown by ``AppCache/init(configuration:)``; nothing was
+        /// opened.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// A user id the cache cannot store: empty, or longer than an archive header holds
+        /// (64 KiB of UTF-8). Thrown by ``AppCache/init(configuration:)`` and
+        /// ``AppCache/switchUser(to:)``; the current user is unchanged.
+        public static let invalidUser = Code("invalidUser")
+        /// A key longer than an archive header holds (64 KiB of UTF-8). Nothing was cached.
+        public static let invalidKey = Code("invalidKey")
     }
 
     /// What went wrong.

@@ -19,9 +19,10 @@ public struct CacheEntry: Sendable, Hashable {
     public var isPinned: Bool
     /// The `schemaVersion` of the model type it was written with.
     public var modelSchemaVersion: Int
-    /// Whether it is older than its staleness threshold (the configuration's override for its
-    /// cache name, else the type's own if the type has been used by this cache, else the
-    /// default).
+    /// Whether it is older than its staleness threshold: the one it was written with, recorded
+    /// in its archive (so an extension with its own configuration judges as the app that wrote
+    /// it does); for archives that record none, the configuration's override for its cache
+    /// name, else the type's own if the type has been used by this cache, else the default.
     public var isStale: Bool
     /// Whether memory holds it.
     public var isInMemory: Bool

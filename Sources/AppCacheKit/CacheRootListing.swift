@@ -7,7 +7,8 @@ public import Foundation
 ///
 /// ```swift
 /// let listing = try CacheRootListing.read(root: url, verifyChecksums: true)
-/// for archive in listing.archives where archive.problem != nil { print(archive.path) }
+/// for archive in listing.archives where archive.checksumVerified == false { print("damaged:", archive.path) }
+/// for file in listing.unreadable { print("unreadable:", file.path, file.reason) }
 /// ```
 public struct CacheRootListing: Sendable {
     /// One archive file, as its header and file system describe it.
@@ -28,6 +29,9 @@ public struct CacheRootListing: Sendable {
         public var expiry: Date?
         /// Whether it is pinned.
         public var isPinned: Bool
+        /// The staleness threshold of its type when it was written, as the writing app judged
+        /// it; `nil` for archives of the first format, which do not record it.
+        public var stalenessThreshold: Duration?
         /// The `schemaVersion` of the model type it was written with.
         public var modelSchemaVersion: Int
         /// With `verifyChecksums`, whether the payload's length and checksum match the header;
@@ -69,72 +73,91 @@ public struct CacheRootListing: Sendable {
     public static func read(
         root: URL, verifyChecksums: Bool = false, progress: ((Int, Int) -> Void)? = nil
     ) throws -> CacheRootListing {
-        let fileSystem = FileSystem()
         // The version only matters to paths this listing does not use.
-        let layout = CacheLayout(rootDirectory: root, schemaVersion: "")
-        let rootPath = layout.rootPath
+        let rootPath = CacheLayout(rootDirectory: root, schemaVersion: "-").rootPath
         func notACache(_ why: String, _ cause: (any Error)? = nil) -> AppCacheError {
             AppCacheError(code: .notACache, message: "\(rootPath) is not an AppCache root: \(why).", path: rootPath, underlyingError: cause)
         }
         let names: [String]
-        do {
-            guard let listed = try fileSystem.contentsOfDirectory(rootPath) else { throw notACache("it does not exist") }
-            names = listed
-        } catch let error as SystemError {
+        do throws(SystemError) {
+            let descriptor = open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw SystemError.last("open", rootPath) }
+            names = try FileSystem.list(descriptor, rootPath).map(\.name)
+        } catch {
+            if error.errorNumber == ENOENT { throw notACache("it does not exist", error) }
             if error.errorNumber == ENOTDIR { throw notACache("it is not a directory", error) }
             throw AppCacheError(code: error.code, message: "The cache root cannot be listed.", path: rootPath, underlyingError: error)
         }
         let versionDirectories = names.filter { $0.hasPrefix(CacheLayout.versionPrefix) }.sorted()
         guard !versionDirectories.isEmpty else { throw notACache("it holds no version-* directory") }
 
-        var files: [(version: String, path: String)] = []
+        var files: [(version: String, store: DiskStore, path: CachePath)] = []
         var schemaVersions: [String] = []
         var unreadable: [Unreadable] = []
-        /// The names in a directory; one that cannot be listed is reported, not fatal.
-        func sortedNames(in directory: String) -> [String] {
-            do {
-                return (try fileSystem.contentsOfDirectory(directory) ?? []).sorted()
-            } catch {
-                unreadable.append(Unreadable(path: directory, reason: "cannot be listed: \(error)"))
-                return []
-            }
-        }
         for directory in versionDirectories {
             let versionPath = rootPath + "/" + directory
             let version = FileName.decode(directory.dropFirst(CacheLayout.versionPrefix.count)) ?? directory
+            let fileSystem: FileSystem
+            do throws(SystemError) {
+                guard let opened = try FileSystem.open(rootPath: rootPath, versionName: directory, create: false, readOnly: true) else {
+                    unreadable.append(Unreadable(path: versionPath, reason: "a symbolic link, not a directory"))
+                    continue
+                }
+                fileSystem = opened
+            } catch {
+                unreadable.append(Unreadable(path: versionPath, reason: "cannot be opened: \(error)"))
+                continue
+            }
             schemaVersions.append(version)
-            for userDirectory in sortedNames(in: versionPath)
-            where userDirectory == CacheLayout.sharedDirectoryName || userDirectory.hasPrefix(CacheLayout.userPrefix) {
+            let layout = CacheLayout(rootDirectory: root, schemaVersion: version)
+            let store = DiskStore(layout: layout, fileSystem: fileSystem)
+            let userDirectories: [String]
+            do {
+                userDirectories = try store.userDirectories()
+            } catch {
+                unreadable.append(Unreadable(path: versionPath, reason: "cannot be listed: \(error.message)"))
+                continue
+            }
+            for userDirectory in userDirectories {
                 let userPath = versionPath + "/" + userDirectory
-                for name in sortedNames(in: userPath) where name.hasSuffix(CacheLayout.archiveSuffix) && !name.hasPrefix(".") {
-                    files.append((version, userPath + "/" + name))
+                do throws(SystemError) {
+                    guard let entries = try fileSystem.contentsOfDirectory(userDirectory) else {
+                        unreadable.append(Unreadable(path: userPath, reason: "a symbolic link, not a directory"))
+                        continue
+                    }
+                    for entry in entries.sorted(by: { $0.name < $1.name })
+                    where entry.name.hasSuffix(CacheLayout.archiveSuffix) && !entry.name.hasPrefix(".") && CachePath.isValidComponent(entry.name) {
+                        files.append((version, store, CachePath(directory: userDirectory, name: entry.name)))
+                    }
+                } catch {
+                    unreadable.append(Unreadable(path: userPath, reason: "cannot be listed: \(error)"))
                 }
             }
         }
 
-        let store = DiskStore(layout: layout, fileSystem: fileSystem, report: { _ in })
         var archives: [Archive] = []
         for (index, file) in files.enumerated() {
             defer { progress?(index + 1, files.count) }
-            guard let summary = store.summary(atPath: file.path) else {
-                unreadable.append(Unreadable(path: file.path, reason: "not a readable AppCache archive header"))
+            let fullPath = file.store.fileSystem.displayPath(file.path)
+            let summary: DiskStore.Summary
+            switch file.store.summary(at: file.path) {
+            case .summary(let found): summary = found
+            case .missing: continue
+            case .unreadable(let reason, _):
+                unreadable.append(Unreadable(path: fullPath, reason: "not a readable AppCache archive: \(reason)"))
                 continue
             }
             let header = summary.header
             var verified: Bool?
             if verifyChecksums {
-                let key = ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key)
-                if let contents = try? fileSystem.read(file.path),
-                    case .success = DiskStore.validate(contents.bytes, for: key, schemaVersion: header.schemaVersion) {
-                    verified = true
-                } else {
-                    verified = false
-                }
+                let read = try? file.store.value(at: file.path, forKey: summary.archiveKey, schemaVersion: header.schemaVersion)
+                if case .found = read { verified = true } else { verified = false }
             }
             archives.append(Archive(
                 schemaVersion: file.version, user: header.user, cacheName: header.cacheName, key: header.key,
                 bytes: summary.size, cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
-                modelSchemaVersion: Int(header.schemaVersion), checksumVerified: verified, path: file.path))
+                stalenessThreshold: header.stalenessThreshold, modelSchemaVersion: Int(clamping: header.schemaVersion),
+                checksumVerified: verified, path: fullPath))
         }
         var users: [String?] = []
         for archive in archives where !users.contains(archive.user) {

@@ -4,7 +4,8 @@ extension AppCache {
     public struct MemoryStatistics: Sendable, Hashable, CustomStringConvertible {
         /// Collections held in memory, including dirty ones being or waiting to be written.
         public var entries: Int
-        /// Their encoded size in bytes (decoded items take more, typically one to three times).
+        /// The memory they take, as ``AppCache/Configuration/memoryByteLimit`` counts it: their
+        /// decoded items, plus the encoded bytes of those not yet written.
         public var bytes: Int
         /// Collections whose archive on disk is older than what memory holds.
         public var dirtyEntries: Int

@@ -1,0 +1,225 @@
+import Foundation
+
+extension AppCache {
+    /// Removes the collection of `Model` under `key` for the current user, from memory and
+    /// disk. Removing a missing collection is not an error.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the archive cannot be removed (the
+    ///   memory copy is gone, the archive stays).
+    public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        let info = typeInfo(Model.self)
+        guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return }
+        try withDiskWrites { book in
+            let archiveKey = state.withLock { state in
+                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                state.memory.remove(archiveKey)
+                return archiveKey
+            }
+            try deleteArchive(at: store.layout.archivePath(for: archiveKey), key: archiveKey, &book)
+        }
+    }
+
+    /// Removes every collection of the current user (of every type and key), from memory and
+    /// disk.
+    ///
+    /// - Parameter includingPinned: whether pinned collections go too (the default); with
+    ///   `false` they stay, in memory and on disk.
+    /// - Throws: `permissionDenied` or `ioFailure` when the archives cannot be removed; with
+    ///   `includingPinned` the user's directory leaves view in one step, so then nothing changed.
+    public func removeAll(includingPinned: Bool = true) throws {
+        guard includingPinned else {
+            try removeArchives(ofAllUsers: false) { !$0.isPinned }
+            return
+        }
+        try wipe { [$0.user] }
+    }
+
+    /// Removes every expired collection that is not pinned, of every user, from memory and
+    /// disk, and the temporary files of writes a crash cut short. Reads never return expired
+    /// collections anyway; this reclaims their space.
+    ///
+    /// Temporary files of other processes' writes under way are never touched: this runs while
+    /// holding the lock every writer holds.
+    ///
+    /// - Complexity: reads the header of every archive of the current version.
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed or an
+    ///   archive cannot be removed.
+    public func removeExpired() throws {
+        let now = configuration.now()
+        try removeArchives(ofAllUsers: true, sweeping: true) { $0.isExpired(at: now) }
+    }
+
+    /// Pins the collection of `Model` under `key`: it ignores its time to live until unpinned.
+    ///
+    /// The pin is kept in the archive's header, so it survives relaunches.
+    ///
+    /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
+    ///   or `ioFailure` when the archive cannot be rewritten.
+    public func pin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        try setPinned(true, Model.self, key: key)
+    }
+
+    /// Unpins the collection of `Model` under `key`: its time to live applies again.
+    ///
+    /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
+    ///   or `ioFailure` when the archive cannot be rewritten.
+    public func unpin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        try setPinned(false, Model.self, key: key)
+    }
+
+    /// The collections of the current user, from memory and disk, without decoding any items.
+    ///
+    /// Archives that cannot be read are left out (a read of them reports why).
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entries() throws -> [CacheEntry] {
+        let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
+        return listEntries(memoryUser: slot, paths: try store.archivePaths(user: user))
+    }
+
+    /// The collections of every user, from memory and disk, without decoding any items.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entriesOfAllUsers() throws -> [CacheEntry] {
+        listEntries(memoryUser: nil, paths: try store.archivePathsOfAllUsers())
+    }
+
+    // MARK: - Private
+
+    private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
+        let info = typeInfo(Model.self)
+        try Self.checkKey(key, cacheName: info.cacheName)
+        let failure = try withDiskWrites { book -> AppCacheError? in
+            let (archiveKey, held) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
+                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                guard let owner = state.memory.owner(of: archiveKey), let entry = state.memory.peek(owner) else { return (archiveKey, nil) }
+                return (archiveKey, (owner, entry))
+            }
+            let path = store.layout.archivePath(for: archiveKey)
+            // What memory holds is newest: write it, pin and all, as a flush would. A clean
+            // entry keeps no payload; its items are encoded again.
+            if let held, held.entry.hasPayload || held.key.type == ObjectIdentifier(Model.self) {
+                var record = held.entry.record
+                record.isPinned = pinned
+                if !held.entry.hasPayload {
+                    let items = unsafeDowncast(held.entry.items, to: ItemsBox<Model>.self).items
+                    do {
+                        let encoded = try configuration.payloadCodec.encode(items)
+                        (record.payload, record.codec, record.decodedSize) = (encoded.payload, encoded.codec.headerValue, encoded.decodedSize)
+                    } catch {
+                        return AppCacheError(
+                            code: .encodingFailed, message: "The items could not be encoded again to rewrite their archive; the pin is unchanged.",
+                            cacheName: info.cacheName, key: key, underlyingError: error)
+                    }
+                }
+                let identity = try writeArchive(record, forKey: archiveKey, at: path, &book)
+                state.withLock { state in
+                    state.memory.setPinned(pinned, for: archiveKey)
+                    state.memory.didWrite(held.key, generation: held.entry.generation, identity: identity, spilled: false)
+                }
+                return nil
+            }
+            let notCached = AppCacheError(
+                code: .notCached, message: "There is no cached collection to \(pinned ? "pin" : "unpin").",
+                cacheName: info.cacheName, key: key)
+            switch try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) {
+            case .missing:
+                return notCached
+            case .damaged(let problem, _):
+                try deleteArchive(at: path, key: archiveKey, &book)
+                book.problems.append(AppCacheError(
+                    code: problem.code, message: problem.message + " The file was removed.", cacheName: info.cacheName,
+                    key: key, path: store.layout.absolutePath(path)))
+                return notCached
+            case .found(var record, _):
+                guard !record.isExpired(at: configuration.now()) else { return notCached }
+                record.isPinned = pinned
+                let identity = try writeArchive(record, forKey: archiveKey, at: path, &book)
+                if let held {
+                    state.withLock { state in
+                        state.memory.setPinned(pinned, for: archiveKey)
+                        state.memory.markChecked(held.key, generation: held.entry.generation, epoch: state.memory.epoch, identity: identity)
+                    }
+                }
+                return nil
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Removes the archives (of the current user, or all users) whose records `shouldRemove`
+    /// picks, and the memory entries it picks; with `sweeping`, also every temporary file.
+    private func removeArchives(ofAllUsers: Bool, sweeping: Bool = false, where shouldRemove: (ArchiveRecord) -> Bool) throws {
+        try withDiskWrites { book in
+            let (user, doomed) = state.withLock { state in
+                let doomed = Set(state.memory.entries(user: ofAllUsers ? nil : state.userSlot)
+                    .filter { shouldRemove($0.record) }.map(\.archiveKey))
+                for archiveKey in doomed { state.memory.remove(archiveKey) }
+                return (state.user, doomed)
+            }
+            let paths = ofAllUsers ? try store.archivePathsOfAllUsers() : try store.archivePaths(user: user)
+            for path in paths {
+                guard case .summary(let summary) = store.summary(at: path), store.layout.archivePath(for: summary.archiveKey) == path else {
+                    continue
+                }
+                let archiveKey = summary.archiveKey
+                // A collection memory holds is judged by memory, which is newer.
+                let inMemory = state.withLock { $0.memory.owner(of: archiveKey) != nil }
+                if !inMemory && shouldRemove(summary.record) || doomed.contains(archiveKey) {
+                    try deleteArchive(at: path, key: archiveKey, &book)
+                }
+            }
+            if sweeping {
+                // Every writer holds the lock file while its temporary file exists, and this
+                // batch holds it now: whatever temporary file is left is a crash's.
+                store.sweepTemporaryFiles()
+            }
+        }
+    }
+
+    private func listEntries(memoryUser: Int?, paths: [CachePath]) -> [CacheEntry] {
+        let now = configuration.now()
+        let change = coordinator.changeCount
+        let (memoryEntries, epoch, thresholds) = state.withLock { state in
+            state.observe(change: change)
+            return (
+                state.memory.entries(user: memoryUser), state.memory.epoch,
+                Dictionary(state.types.values.map { ($0.cacheName, $0.threshold) }, uniquingKeysWith: { first, _ in first }))
+        }
+        /// The threshold the writer judged by, recorded with the collection; for archives of
+        /// the first format, this process's.
+        func threshold(_ cacheName: String, recorded: Duration?) -> Duration {
+            recorded ?? configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? configuration.defaultStalenessThreshold
+        }
+        var listed: [ArchiveKey: (entry: CacheEntry, identity: FileIdentity?)] = [:]
+        for path in paths {
+            guard case .summary(let summary) = store.summary(at: path), store.layout.archivePath(for: summary.archiveKey) == path else {
+                continue
+            }
+            let header = summary.header
+            guard !summary.record.isExpired(at: now) else { continue }
+            listed[summary.archiveKey] = (CacheEntry(
+                user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
+                cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
+                modelSchemaVersion: Int(clamping: header.schemaVersion),
+                isStale: Self.isStale(age: Self.age(of: summary.cachedDate, now: now), threshold: threshold(header.cacheName, recorded: header.stalenessThreshold)),
+                isInMemory: false, isOnDisk: true, isDirty: false), summary.identity)
+        }
+        for entry in memoryEntries where !entry.record.isExpired(at: now) {
+            let archiveKey = entry.archiveKey
+            let onDisk = listed[archiveKey]
+            if entry.epoch != epoch, let onDisk, onDisk.identity != entry.diskIdentity {
+                // Another process changed the archive since memory last checked: memory's copy
+                // stands only if it is dirty and newer.
+                guard entry.isDirty, entry.cachedDate >= onDisk.entry.cachedDate else { continue }
+            }
+            listed[archiveKey] = (CacheEntry(
+                user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
+                bytes: onDisk?.entry.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
+                isPinned: entry.isPinned, modelSchemaVersion: Int(clamping: entry.record.schemaVersion),
+                isStale: Self.isStale(age: Self.age(of: entry.cachedDate, now: now), threshold: threshold(archiveKey.cacheName, recorded: entry.record.stalenessThreshold)),
+                isInMemory: true, isOnDisk: onDisk != nil, isDirty: entry.isDirty), onDisk?.identity)
+        }
+        return listed.values.map(\.entry).sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }
+    }
+}

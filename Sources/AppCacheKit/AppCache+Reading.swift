@@ -1,0 +1,288 @@
+public import Foundation
+
+extension AppCache {
+    /// The cached collection of `Model` under `key`, or `nil` when there is none.
+    ///
+    /// Stale items are returned too; ask ``isStale(_:forKey:)`` or use
+    /// ``cachedCollection(_:forKey:)`` to get both in one read. From memory this costs a
+    /// dictionary lookup; from disk, a read and a decode on the caller's thread, after which the
+    /// collection is in memory too. When another process (or instance) sharing the root has
+    /// written the collection since, the read returns what it wrote.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
+    ///   A missing, damaged or outdated archive is not an error but a miss.
+    @inlinable
+    public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
+        // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
+        // lookup and an unchecked cast, with no generic metadata lookups.
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
+            return unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
+        }
+        return try loadAfterMiss(Model.self, key: key)?.items
+    }
+
+    /// The cached collection of `Model` under `key` with its cached date, age and staleness,
+    /// all from one read; `nil` when there is none.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
+    public func cachedCollection<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String? = nil
+    ) throws -> CachedCollection<Model>? {
+        let items: [Model]
+        let cachedDate: Date
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
+            items = unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
+            cachedDate = hit.cachedDate
+        } else {
+            guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
+            (items, cachedDate) = loaded
+        }
+        let age = Self.age(of: cachedDate, now: configuration.now())
+        return CachedCollection(
+            items: items, cachedDate: cachedDate, age: age,
+            isStale: Self.isStale(age: age, threshold: typeInfo(Model.self).threshold))
+    }
+
+    /// Whether the collection of `Model` under `key` is missing or older than the type's
+    /// staleness threshold.
+    ///
+    /// A collection dated further in the future than the threshold (the clock was moved back)
+    /// counts as stale too. Reads the cached date only (from memory, or the archive's
+    /// modification date), never the items.
+    public func isStale<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
+        guard let date = cachedDate(of: type, forKey: key) else { return true }
+        return Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold)
+    }
+
+    /// When the collection of `Model` under `key` was cached; `nil` when there is none (or it
+    /// has expired).
+    ///
+    /// Reads the date only (from memory, or the archive's header and modification date), never
+    /// the items.
+    public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
+        let info = typeInfo(Model.self)
+        guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return nil }
+        let now = configuration.now()
+        var user: String?
+        let entry = checkedEntry { state in
+            user = state.user
+            return state.memory.owner(of: ArchiveKey(user: state.user, cacheName: info.cacheName, key: key))
+        }
+        if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
+        let archiveKey = ArchiveKey(user: user, cacheName: info.cacheName, key: key)
+        guard let archive = store.summary(at: store.layout.archivePath(for: archiveKey), forKey: archiveKey) else { return nil }
+        return archive.record.isExpired(at: now) ? nil : archive.cachedDate
+    }
+
+    // MARK: - Internal
+
+    /// The memory layer's answer for a model type and key of the current user, counting a hit
+    /// or a miss; `nil` also when the entry must first be checked against its archive (another
+    /// process or instance changed the disk since it was last checked).
+    @usableFromInline
+    func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
+        let change = coordinator.changeCount
+        return state.withLock { state in
+            guard change == state.syncedChange else { return nil }
+            return state.memory.hit(MemoryKey(type: type, key: key, user: state.userSlot))
+        }
+    }
+
+    /// Whether a memory hit with an expiry may still be returned.
+    @usableFromInline
+    func isLive(_ hit: MemoryHit) -> Bool {
+        !hit.expires || hit.expiry > configuration.now()
+    }
+
+    /// The slow path of a read that memory did not answer at once: check the entry against its
+    /// archive if another process may have changed it, look once more (another thread may have
+    /// stored it meanwhile), then read the archive.
+    @usableFromInline
+    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> (items: [Model], cachedDate: Date)? {
+        let id = ObjectIdentifier(Model.self)
+        let info = typeInfo(Model.self)
+        guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return nil }
+        var context: MissContext?
+        let found = checkedEntry { state in
+            context = MissContext(user: state.user, slot: state.userSlot, mutations: state.memory.mutations, epoch: state.memory.epoch)
+            return MemoryKey(type: id, key: key, user: state.userSlot)
+        }
+        guard let context else { return nil }
+        let archiveKey = ArchiveKey(user: context.user, cacheName: info.cacheName, key: key)
+        if let (memoryKey, entry) = found {
+            let hit = MemoryHit(entry)
+            guard hit.expires, hit.expiry <= configuration.now() else {
+                state.withLock { $0.memory.countHit() }
+                return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
+            }
+            // Expired: it goes from memory here, and from disk below.
+            state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
+            try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey)
+            return nil
+        }
+        return try load(Model.self, key: key, archiveKey: archiveKey, context: context)
+    }
+
+    /// Who and when a read missed memory.
+    struct MissContext {
+        var user: String?
+        var slot: Int
+        var mutations: UInt64
+        var epoch: UInt32
+    }
+
+    /// The memory entry `find` names (looked up inside the state lock), if memory holds it and
+    /// it agrees with the disk.
+    ///
+    /// An entry not checked since another process or instance changed the disk is checked now,
+    /// outside the lock, against its archive file: a clean entry agrees only with the very file
+    /// it was read from or written to; a dirty one (memory's newer items, not yet written)
+    /// stands unless the disk holds items cached later. An entry that does not agree leaves
+    /// memory.
+    func checkedEntry(_ find: (inout State) -> MemoryKey?) -> (key: MemoryKey, entry: MemoryEntry)? {
+        let change = coordinator.changeCount
+        let found = state.withLock { state -> (key: MemoryKey, entry: MemoryEntry, epoch: UInt32)? in
+            state.observe(change: change)
+            guard let key = find(&state), let entry = state.memory.peek(key) else { return nil }
+            return (key, entry, state.memory.epoch)
+        }
+        guard let found else { return nil }
+        if found.entry.epoch == found.epoch { return (found.key, found.entry) }
+        let onDisk = store.fileSystem.identity(of: found.entry.path)
+        let agrees: Bool
+        if onDisk?.identity == found.entry.diskIdentity {
+            agrees = true
+        } else if found.entry.isDirty {
+            agrees = onDisk.map { $0.modificationDate <= found.entry.cachedDate } ?? true
+        } else {
+            agrees = false
+        }
+        return state.withLock { state in
+            if agrees {
+                state.memory.markChecked(found.key, generation: found.entry.generation, epoch: found.epoch, identity: onDisk?.identity)
+                return (found.key, found.entry)
+            }
+            state.memory.remove(found.key, generation: found.entry.generation)
+            return nil
+        }
+    }
+
+    /// Reads a collection memory did not have from disk and keeps it in memory, clean.
+    private func load<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, archiveKey: ArchiveKey, context: MissContext
+    ) throws -> (items: [Model], cachedDate: Date)? {
+        // Another model type sharing the cache name may hold this archive in memory: write it
+        // out and let the disk rules (schema version, decoding) judge it, as they would
+        // without memory.
+        let conflict = state.withLock { state -> [MemoryKey]? in
+            guard let owner = state.memory.owner(of: archiveKey), owner.type != ObjectIdentifier(Model.self) else { return nil }
+            return [state.memory.evict(owner)].compactMap { $0 }
+        }
+        if let conflict {
+            let failures = spill(conflict)
+            guard failures.isEmpty else {
+                reportAll(failures)
+                return nil
+            }
+        }
+        let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
+        let path = store.layout.archivePath(for: archiveKey)
+        var record: ArchiveRecord
+        let identity: FileIdentity
+        switch try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount) {
+        case .missing:
+            return nil
+        case .damaged(let problem, let identity):
+            discard(path, ifStill: identity, key: archiveKey, code: problem.code, message: problem.message)
+            return nil
+        case .found(let found, let foundIdentity):
+            (record, identity) = (found, foundIdentity)
+        }
+        if record.isExpired(at: configuration.now()) {
+            try removeArchive(at: path, ifStill: identity, key: archiveKey)
+            return nil
+        }
+        guard let codec = PayloadCodec(headerValue: record.codec) else {
+            discard(
+                path, ifStill: identity, key: archiveKey, code: .corruptArchive,
+                message: "The archive was written with payload codec \(record.codec), which this build cannot read.")
+            return nil
+        }
+        let items: [Model]
+        do {
+            items = try codec.decodeItems(Model.self, from: record.payload)
+        } catch {
+            discard(
+                path, ifStill: identity, key: archiveKey, code: .decodingFailed,
+                message: "The archive could not be decoded as \(Model.self).", cause: error)
+            return nil
+        }
+        recordUse(of: path)
+        if record.decodedSize == nil {
+            // An archive of format 1 does not say what its items take in memory: measure it as
+            // a write would, so the memory limit counts it truly.
+            record.decodedSize = (try? BinaryPayloadEncoder.encode(items))?.decodedSize
+        }
+        var entry = MemoryEntry(
+            archiveKey: archiveKey, path: path, record: record, items: ItemsBox(items), isDirty: false, diskIdentity: identity)
+        entry.epoch = context.epoch
+        let spills = state.withLock {
+            $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot), ifUnchangedSince: mutationsBeforeRead)
+        }
+        reportAll(spill(spills))
+        return (items, record.cachedDate)
+    }
+
+    /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,
+    /// and tells `diagnostics` why.
+    func discard(
+        _ path: CachePath, ifStill identity: FileIdentity?, key: ArchiveKey, code: AppCacheError.Code, message: String,
+        cause: (any Error)? = nil
+    ) {
+        var text = message
+        do {
+            try removeArchive(at: path, ifStill: identity, key: key)
+            text += " The file was removed."
+        } catch {
+            text += " Removing the file failed too: \((error as? AppCacheError)?.message ?? "\(error)")"
+        }
+        reportAll([AppCacheError(
+            code: code, message: text, cacheName: key.cacheName, key: key.key, path: store.layout.absolutePath(path),
+            underlyingError: cause)])
+    }
+
+    /// Removes the archive at `path` in a batch of its own, if it is still the file `identity`
+    /// (`nil`: still no regular file, such as a FIFO); a newer archive another writer put there
+    /// stays.
+    func removeArchive(at path: CachePath, ifStill identity: FileIdentity?, key: ArchiveKey) throws {
+        try withDiskWrites { book in
+            guard store.fileSystem.identity(of: path)?.identity == identity else { return }
+            try deleteArchive(at: path, key: key, &book)
+        }
+    }
+
+    /// Notes a read of an archive as a use, for the disk budget; written to the journal with
+    /// the next batch, or in a batch of its own once enough have gathered.
+    ///
+    /// The notes are bounded whatever the reads: past ``pendingUsesCap`` (reads outpacing the
+    /// background batch) the oldest are dropped; they only order the budget's evictions, and
+    /// the newest uses are the ones that matter.
+    private func recordUse(of path: CachePath) {
+        guard configuration.diskByteLimit != nil else { return }
+        let count = pendingUses.withLock { uses in
+            if uses.count >= Self.pendingUsesCap { uses.removeFirst(uses.count - Self.pendingUsesCap + 1) }
+            uses.append(path)
+            return uses.count
+        }
+        if count == Self.pendingUsesLimit {
+            writeBackQueue.async { [weak self] in
+                self?.withDiskWrites { _ in }
+            }
+        }
+    }
+
+    /// How many reads gather before they are written to the journal in a batch of their own.
+    static let pendingUsesLimit = 512
+    /// The most reads kept waiting for the journal.
+    static let pendingUsesCap = 4 * pendingUsesLimit
+}
