@@ -13,12 +13,16 @@ let package = Package(
     products: [
         .library(name: "AppCacheKit", targets: ["AppCacheKit"]),
         .executable(name: "appcache-inspect", targets: ["appcache-inspect"]),
+        .executable(name: "appcache-torture", targets: ["appcache-torture"]),
     ],
     targets: [
         .target(name: "AppCacheKit"),
         // The read-only inspector, a tool users run on their own caches.
         .executableTarget(name: "appcache-inspect", dependencies: ["AppCacheKit"]),
-        // The sample model shared by the examples and the tests.
+        // Kills, starves and feeds garbage to the cache: `swift run -c release appcache-torture`.
+        .executableTarget(name: "appcache-torture", dependencies: ["AppCacheKit", "MenuModel"]),
+        // The sample models shared by the examples, the tests, the benchmarks and the torture
+        // program, with their sample data (and a payload fuzzer).
         .target(name: "MenuModel", dependencies: ["AppCacheKit"]),
 
         .executableTarget(

@@ -49,9 +49,8 @@ struct HotelMenu {
             configuration.setStalenessThreshold(.zero, for: MenuItem.self)
         }
         configuration.diagnostics = { problem in printError("[cache] recovered: \(problem.message)") }
-        // A command-line program has no lifecycle notifications: write what is still in memory
-        // when the process exits.
-        configuration.flushesAtExit = true
+        // A command-line program has no lifecycle notifications: what is still in memory is
+        // written when the process exits (`flushesAtExit`, on by default).
         let cache = try AppCache(configuration: configuration)
         let threshold = configuration.stalenessThreshold(for: MenuItem.self)
         print("Hotel menu: user \(options.user ?? "(signed out)"), schema \(options.schemaVersion), cache \(options.root.path(percentEncoded: false))")

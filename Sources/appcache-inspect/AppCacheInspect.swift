@@ -4,7 +4,8 @@ import Foundation
 /// `appcache-inspect ROOT [--json] [--verify] [--threshold SECONDS]`
 ///
 /// Prints what an AppCache root holds: its version directories, its users and, for each
-/// archive, its cache name, key, size, age, staleness against a threshold, expiry, pin and,
+/// archive, its cache name, key, size, age, staleness (against the threshold it was written
+/// with, recorded in its header, unless `--threshold` says otherwise), expiry, pin and,
 /// with `--verify`, whether its checksums hold. Read-only: it never changes the cache.
 @main
 struct AppCacheInspect {
@@ -14,14 +15,16 @@ struct AppCacheInspect {
           ROOT                  a cache root directory (AppCache.Configuration.rootDirectory)
           --json                print JSON instead of a table
           --verify              read every payload and check its length and checksum
-          --threshold SECONDS   the age past which an archive counts as stale (default: 3600)
+          --threshold SECONDS   the age past which an archive counts as stale (default: the
+                                threshold each archive was written with; 3600 when none)
         """
 
     struct Options {
         var root: URL?
         var json = false
         var verify = false
-        var threshold = 3600.0
+        /// An override of every archive's own threshold.
+        var threshold: Double?
     }
 
     static func main() {
@@ -76,14 +79,20 @@ struct AppCacheInspect {
 
     // MARK: - Table
 
-    static func printTable(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double, verified: Bool) {
+    /// The threshold an archive is judged by: the override, else the one it was written with,
+    /// else an hour (archives of the first format record none).
+    static func threshold(of archive: CacheRootListing.Archive, override: Double?) -> Double {
+        override ?? archive.stalenessThreshold.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 3600
+    }
+
+    static func printTable(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double?, verified: Bool) {
         print("Cache root: \(root.path(percentEncoded: false))")
         print("Versions:   \(listing.schemaVersions.map(display).joined(separator: ", "))")
         print("Users:      \(listing.users.isEmpty ? "(none)" : listing.users.map { $0.map(display) ?? "(shared)" }.joined(separator: ", "))")
-        print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(describe(threshold))")
+        print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(threshold.map(describe) ?? "each one's own threshold")")
         guard !listing.archives.isEmpty || !listing.unreadable.isEmpty else { return }
         print("")
-        var rows = [["VERSION", "USER", "CACHE", "KEY", "BYTES", "AGE", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
+        var rows = [["VERSION", "USER", "CACHE", "KEY", "BYTES", "AGE", "THRESHOLD", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
         for archive in listing.archives {
             let age = now.timeIntervalSince(archive.cachedDate)
             let expires: String
@@ -96,7 +105,8 @@ struct AppCacheInspect {
             var row = [
                 display(archive.schemaVersion), archive.user.map(display) ?? "(shared)", display(archive.cacheName),
                 archive.key.map(display) ?? "(default)", "\(archive.bytes)", describe(age),
-                abs(age) > threshold ? "yes" : "no", expires, archive.isPinned ? "yes" : "no",
+                describe(Self.threshold(of: archive, override: threshold)),
+                abs(age) > Self.threshold(of: archive, override: threshold) ? "yes" : "no", expires, archive.isPinned ? "yes" : "no",
             ]
             if verified { row.append(archive.checksumVerified == true ? "ok" : "BAD") }
             rows.append(row)
@@ -149,6 +159,7 @@ struct AppCacheInspect {
             var bytes: Int
             var cachedDate: String
             var ageSeconds: Double
+            var thresholdSeconds: Double
             var stale: Bool
             var expiry: String?
             var expired: Bool
@@ -166,12 +177,13 @@ struct AppCacheInspect {
         var root: String
         var schemaVersions: [String]
         var users: [String?]
-        var thresholdSeconds: Double
+        /// The `--threshold` override; `nil` when each archive is judged by its own.
+        var thresholdSeconds: Double?
         var archives: [Archive]
         var unreadable: [Unreadable]
     }
 
-    static func printJSON(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double) {
+    static func printJSON(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double?) {
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let document = Document(
@@ -179,10 +191,11 @@ struct AppCacheInspect {
             thresholdSeconds: threshold,
             archives: listing.archives.map { archive in
                 let age = now.timeIntervalSince(archive.cachedDate)
+                let own = Self.threshold(of: archive, override: threshold)
                 return Document.Archive(
                     schemaVersion: archive.schemaVersion, user: archive.user, cacheName: archive.cacheName,
                     key: archive.key, bytes: archive.bytes, cachedDate: dates.string(from: archive.cachedDate),
-                    ageSeconds: (age * 1000).rounded() / 1000, stale: abs(age) > threshold,
+                    ageSeconds: (age * 1000).rounded() / 1000, thresholdSeconds: own, stale: abs(age) > own,
                     expiry: archive.expiry.map { dates.string(from: $0) },
                     expired: !archive.isPinned && archive.expiry.map { $0 <= now } == true, pinned: archive.isPinned,
                     modelSchemaVersion: archive.modelSchemaVersion, checksumVerified: archive.checksumVerified,

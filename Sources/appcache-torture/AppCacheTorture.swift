@@ -1,0 +1,169 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz] [--seed N] [--keep]`
+///
+/// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
+/// checks every invariant a cache that keeps a person's data must keep:
+///
+/// - **crash**: child processes do random operations on self-checking items and are killed with
+///   `SIGKILL` at random moments; after each kill the root is reopened and every collection must
+///   be whole, its user's and key's, no older than its last durable write, the index exact, the
+///   budget holding and no temporary file left after one write;
+/// - **two-process**: two children share one root (writes, reads, flushes, sweeps, removals,
+///   evictions); each checks it reads the other's durable writes; one is killed and restarted
+///   and the other must go on; their exit flushes must be on disk;
+/// - **hostile**: symbolic links, FIFOs, a socket and a directory at every path the cache uses,
+///   crafted journals, 3 GB sparse files, truncated archives, names of every byte value and long
+///   Unicode; every API must return, never touch the outside sentinel, and spend no memory on a
+///   file's claimed size;
+/// - **damaged**: every truncation, every bit flip and edited header fields with a recomputed
+///   checksum: a miss or the very collection written, never other data;
+/// - **fuzz**: the binary decoder on mutated payloads of both sample models (100,000 quick,
+///   50 million long), in children of a seed each: no crash, no hang.
+///
+/// Prints what it did and every violation; exits 1 on any. `--quick` (CI) takes under two
+/// minutes; the default is the long run whose figures the README quotes.
+@main
+struct AppCacheTorture {
+    static let usage = """
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz] [--seed N] [--keep]
+
+          --quick        a short run (CI); the default is the long run
+          --modes LIST   which modes to run (default: all)
+          --seed N       the random seed (default: from the clock; printed)
+          --keep         keep the work directory
+        """
+
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "--child" {
+            runChild(Array(arguments.dropFirst()))
+            return
+        }
+        var quick = false
+        var keep = false
+        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz"]
+        var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
+        while !arguments.isEmpty {
+            let argument = arguments.removeFirst()
+            switch argument {
+            case "--quick": quick = true
+            case "--keep": keep = true
+            case "--modes":
+                guard let list = arguments.first else { fail("--modes needs a list") }
+                modes = list.split(separator: ",").map(String.init)
+                arguments.removeFirst()
+            case "--seed":
+                guard let value = arguments.first.flatMap({ UInt64($0) }) else { fail("--seed needs a number") }
+                seed = value
+                arguments.removeFirst()
+            case "--help", "-h":
+                print(usage)
+                return
+            default: fail("unknown argument '\(argument)'")
+            }
+        }
+        let base = FileManager.default.temporaryDirectory.appending(path: "appcache-torture-\(UUID().uuidString)", directoryHint: .isDirectory)
+        do {
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        } catch {
+            fail("cannot create \(base.path(percentEncoded: false)): \(error)")
+        }
+        print("appcache-torture: \(quick ? "quick" : "long") run, seed \(seed), work directory \(base.path(percentEncoded: false))")
+        let report = Report()
+        let started = Date()
+        var random = SeededRandom(seed: seed)
+        for mode in modes {
+            let modeStarted = Date()
+            let (episodes, kills, operations, violations) = (report.episodes, report.kills, report.operations, report.violations.count)
+            do {
+                switch mode {
+                case "crash":
+                    var crash = CrashMode(base: base, episodes: quick ? 40 : 600, report: report, random: SeededRandom(seed: random.next()))
+                    try crash.run()
+                case "two-process":
+                    var two = TwoProcessMode(
+                        base: base, rounds: quick ? 6 : 30, operationsPerWorker: quick ? 3000 : 20000, report: report,
+                        random: SeededRandom(seed: random.next()))
+                    try two.run()
+                case "hostile":
+                    try HostileMode(base: base, report: report).run()
+                case "damaged":
+                    try DamagedMode(base: base, quick: quick, report: report).run()
+                case "fuzz":
+                    var fuzz = FuzzMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
+                    try fuzz.run()
+                default:
+                    fail("unknown mode '\(mode)'")
+                }
+            } catch {
+                report.violation("\(mode): the run itself failed: \(error)")
+            }
+            print(String(
+                format: "%@: %d episodes, %d kills, %d operations, %d violations (%.1f s)", mode,
+                report.episodes - episodes, report.kills - kills, report.operations - operations,
+                report.violations.count - violations, Date().timeIntervalSince(modeStarted)))
+        }
+        for figure in report.figures { print("figure: \(figure)") }
+        print(String(
+            format: "total: %d episodes, %d kills, %d operations, %d violations (%.1f s)", report.episodes, report.kills,
+            report.operations, report.violations.count, Date().timeIntervalSince(started)))
+        if !keep { try? FileManager.default.removeItem(at: base) }
+        if !report.violations.isEmpty { exit(1) }
+    }
+
+    /// The child side: `--child worker|hostile|damaged ...`.
+    static func runChild(_ arguments: [String]) {
+        var values: [String: String] = [:]
+        var flags: Set<String> = []
+        var rest = arguments.dropFirst()
+        while let argument = rest.popFirst() {
+            if argument == "--quick" || argument == "--long" {
+                flags.insert(argument)
+            } else if let value = rest.popFirst() {
+                values[argument] = value
+            }
+        }
+        let root = URL(filePath: values["--root"] ?? "/nonexistent", directoryHint: .isDirectory)
+        do {
+            switch arguments.first {
+            case "worker":
+                var options = Worker.Options(root: root, seed: UInt64(values["--seed"] ?? "1") ?? 1)
+                switch values["--delay"] {
+                case "none": options.writeBackDelay = nil
+                case let milliseconds?: options.writeBackDelay = .milliseconds(Int(milliseconds) ?? 0)
+                case nil: break
+                }
+                options.diskByteLimit = values["--budget"].flatMap { Int($0) }
+                options.sequenceStart = values["--sequence-start"].flatMap { Int($0) } ?? 0
+                options.owner = values["--owner"]
+                options.other = values["--other"]
+                options.events = values["--events"].map { URL(filePath: $0) }
+                options.operations = values["--operations"].flatMap { Int($0) }
+                options.schemaVersion = values["--schema-version"] ?? "1"
+                var worker = try Worker(options: options)
+                worker.run()
+            case "hostile":
+                try HostileScenario(
+                    scenario: values["--scenario"] ?? "", root: root,
+                    outside: URL(filePath: values["--outside"] ?? "/nonexistent", directoryHint: .isDirectory)
+                ).run()
+            case "damaged":
+                try DamagedArchives(root: root, quick: flags.contains("--quick")).run()
+            case "fuzz":
+                FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
+            default:
+                fail("unknown child '\(arguments.first ?? "")'")
+            }
+        } catch {
+            emit("VIOLATION the child failed: \(error)")
+        }
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("appcache-torture: \(message)\n\n\(usage)\n".utf8))
+        exit(2)
+    }
+}

@@ -1,0 +1,249 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Kills writers with `SIGKILL` at random moments and checks, after each kill, every invariant
+/// a reopened cache must keep.
+struct CrashMode {
+    let base: URL
+    let episodes: Int
+    let report: Report
+    var random: SeededRandom
+
+    /// What the parent learned from a root's workers: the last durable state per user and key.
+    enum Durable {
+        case written(Int)
+        /// A removal had started (and maybe finished) when the worker was killed.
+        case removing
+        case removed
+    }
+
+    mutating func run() throws {
+        let roots = [
+            (url: base.appending(path: "crash-plain", directoryHint: .isDirectory), budget: Int?.none),
+            (url: base.appending(path: "crash-budget", directoryHint: .isDirectory), budget: Int?.some(24_000)),
+        ]
+        var models: [[String: Durable]] = [[:], [:]]
+        var sequenceStart = 0
+        for episode in 0..<episodes {
+            let which = episode % 2
+            let (root, budget) = roots[which]
+            let delays = ["0", "20", "none"]
+            let delay = delays[Int(random.next() % 3)]
+            // Now and then a child opens another schema version (wiping this one) and is killed
+            // while it wipes; the next open must finish the job.
+            let otherVersion = episode % 10 == 9
+            var arguments = [
+                "--child", "worker", "--root", root.path(percentEncoded: false), "--seed", "\(random.next() % 1_000_000)",
+                "--delay", delay, "--sequence-start", "\(sequenceStart)",
+            ]
+            if let budget { arguments += ["--budget", "\(budget)"] }
+            if otherVersion { arguments += ["--schema-version", "2"] }
+            sequenceStart += 10_000_000
+            let child = try ChildProcess(arguments: arguments)
+            usleep(UInt32(30_000 + random.next() % 350_000))
+            child.kill()
+            child.wait(timeout: 30)
+            report.kills += 1
+            report.episodes += 1
+            let lines = child.printed
+            report.operations += lines.reversed().lazy.compactMap { $0.hasPrefix("N\t") ? Int($0.dropFirst(2)) : nil }.first ?? 0
+            for line in lines where line.hasPrefix("VIOLATION") { report.violation("crash episode \(episode) (delay \(delay)): child: \(line)") }
+            if otherVersion {
+                models[which] = [:]  // that version's data is gone, or going
+            } else {
+                apply(lines, to: &models[which])
+            }
+            verify(root: root, budget: budget, model: models[which], episode: episode, delay: delay)
+        }
+    }
+
+    /// Takes a worker's lines into the model, in order.
+    private func apply(_ lines: [String], to model: inout [String: Durable]) {
+        for line in lines {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            switch fields.first {
+            case "D" where fields.count == 4:
+                if let sequence = Int(fields[3]) { model[fields[1] + "\t" + fields[2]] = .written(sequence) }
+            case "r" where fields.count == 3: model[fields[1] + "\t" + fields[2]] = .removing
+            case "R" where fields.count == 3: model[fields[1] + "\t" + fields[2]] = .removed
+            case "u" where fields.count == 2:
+                for key in model.keys where key.hasPrefix(fields[1] + "\t") { model[key] = .removing }
+            case "U" where fields.count == 2:
+                for key in model.keys where key.hasPrefix(fields[1] + "\t") { model[key] = .removed }
+            default: break
+            }
+        }
+    }
+
+    /// Reopens the root and checks every collection and the index.
+    private func verify(root: URL, budget: Int?, model: [String: Durable], episode: Int, delay: String) {
+        let checks = RootChecks(root: root)
+        let violations = Shared<[String]>([])
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        configuration.diskByteLimit = budget
+        configuration.writeBackDelay = .zero
+        configuration.diagnostics = { problem in violations.withLock { $0.append("diagnostics: \(problem)") } }
+        do {
+            let cache = try AppCache(configuration: configuration)
+            if checks.files().contains(where: { $0.hasPrefix(".wipe-") || $0.hasPrefix("version-2") }) {
+                violations.withLock { $0.append("another version's data or trash outlived the open") }
+            }
+            // (A first batch may evict: a killed writer can leave the disk over its budget, and
+            // the budget holds again after the open; so the disk is measured after.)
+            let usage = cache.diskUsage
+            let measured = checks.measuredUsage()
+            if usage != measured { violations.withLock { $0.append("after the open, diskUsage \(usage) but the archives hold \(measured)") } }
+            for user in ["u0", "u1", "u2"] {
+                try cache.switchUser(to: user)
+                for key in (0..<6).map({ "k\($0)" }) {
+                    let items = try cache.getCachedItems(TortureItem.self, forKey: key)
+                    if let items, let problem = TortureItem.problem(with: items, user: user, key: key) {
+                        violations.withLock { $0.append("\(user)'s \(key): \(problem)") }
+                    }
+                    guard case .written(let sequence) = model[user + "\t" + key] else { continue }
+                    if let found = items?[0].sequence {
+                        if found < sequence {
+                            violations.withLock { $0.append("\(user)'s \(key) is write \(found), older than durable write \(sequence)") }
+                        }
+                    } else if budget == nil {
+                        violations.withLock { $0.append("\(user)'s \(key) is missing; write \(sequence) was durable") }
+                    }
+                }
+            }
+            try cache.switchUser(to: "u0")
+            violations.withLock { $0 += checks.afterOpenAndOneWrite(cache, budget: budget) }
+        } catch {
+            violations.withLock { $0.append("reopening failed: \(error)") }
+        }
+        for violation in violations.withLock({ $0 }) {
+            report.violation("crash episode \(episode) (delay \(delay)): \(violation)")
+        }
+    }
+}
+
+/// Two workers on one root at once, as an app and its extension: writes, reads, flushes,
+/// sweeps, removals and (in budget rounds) evictions; one is killed and restarted now and then,
+/// and the other must go on. Every worker checks that the other's durable writes are what it
+/// reads next; at the end both exit normally and their exit flushes must be on disk.
+struct TwoProcessMode {
+    let base: URL
+    let rounds: Int
+    let operationsPerWorker: Int
+    let report: Report
+    var random: SeededRandom
+
+    mutating func run() throws {
+        for round in 0..<rounds {
+            let budget: Int? = round % 3 == 2 ? 40_000 : nil
+            let root = base.appending(path: "two-\(round)", directoryHint: .isDirectory)
+            let events = base.appending(path: "two-\(round)-events")
+            try Data().write(to: events)
+            let delay = ["0", "20", "none"][round % 3]
+            var sequenceStart = 0
+            func spawn(_ owner: String, _ other: String) throws -> ChildProcess {
+                sequenceStart += 10_000_000
+                var arguments = [
+                    "--child", "worker", "--root", root.path(percentEncoded: false), "--seed", "\(random.next() % 1_000_000)",
+                    "--delay", delay, "--sequence-start", "\(sequenceStart)", "--owner", owner, "--other", other,
+                    "--events", events.path(percentEncoded: false), "--operations", "\(operationsPerWorker)",
+                ]
+                if let budget { arguments += ["--budget", "\(budget)"] }
+                return try ChildProcess(arguments: arguments)
+            }
+            let first = try spawn("A", "B")
+            var second = try spawn("B", "A")
+            var finished: [ChildProcess] = []
+            // Kill the second worker a few times while the first works on, then let it finish.
+            for _ in 0..<2 {
+                usleep(UInt32(50_000 + random.next() % 250_000))
+                guard second.process.isRunning else { break }
+                let before = progress(of: first)
+                second.kill()
+                second.wait(timeout: 30)
+                report.kills += 1
+                finished.append(second)
+                // The survivor must not be blocked by a lock its killed peer held.
+                let deadline = Date().addingTimeInterval(20)
+                while first.process.isRunning && progress(of: first) == before && Date() < deadline { usleep(20_000) }
+                if first.process.isRunning && progress(of: first) == before {
+                    report.violation("two-process round \(round): the surviving worker made no progress after its peer was killed")
+                }
+                second = try spawn("B", "A")
+            }
+            for worker in [first, second] where !worker.wait(timeout: 180) {
+                report.violation("two-process round \(round): a worker did not finish (hang)")
+            }
+            for worker in [first, second] where !worker.exitedCleanly {
+                report.violation("two-process round \(round): a worker ended with \(worker.termination)")
+            }
+            // Per key (each has one writer), its last durable event, and whether a worker that
+            // then exited normally made it (exact) or a killed one (an unreported write of its
+            // may have landed after it).
+            var lastDurable: [String: (sequence: Int?, exact: Bool)] = [:]
+            for (number, worker) in (finished + [first, second]).enumerated() {
+                report.operations += worker.printed.reversed().lazy.compactMap { $0.hasPrefix("N\t") ? Int($0.dropFirst(2)) : nil }.first ?? 0
+                let exact = number >= finished.count
+                for line in worker.printed {
+                    if line.hasPrefix("VIOLATION") { report.violation("two-process round \(round): \(line)") }
+                    let fields = line.split(separator: "\t").map(String.init)
+                    switch fields.first {
+                    case "D" where fields.count == 4: lastDurable[fields[2]] = (Int(fields[3]), exact)
+                    case "R" where fields.count == 3: lastDurable[fields[2]] = (nil, exact)
+                    case "r" where fields.count == 3: lastDurable[fields[2]] = (nil, false)
+                    default: break
+                    }
+                }
+            }
+            report.episodes += 1
+            verify(root: root, budget: budget, lastDurable: lastDurable, round: round)
+        }
+    }
+
+    private func progress(of worker: ChildProcess) -> Int {
+        worker.printed.reversed().lazy.compactMap { $0.hasPrefix("N\t") ? Int($0.dropFirst(2)) : nil }.first ?? 0
+    }
+
+    private func verify(root: URL, budget: Int?, lastDurable: [String: (sequence: Int?, exact: Bool)], round: Int) {
+        let checks = RootChecks(root: root)
+        let violations = Shared<[String]>([])
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        configuration.diskByteLimit = budget
+        configuration.diagnostics = { problem in violations.withLock { $0.append("diagnostics: \(problem)") } }
+        do {
+            let cache = try AppCache(configuration: configuration)
+            for (key, expected) in lastDurable {
+                let items = try cache.getCachedItems(TortureItem.self, forKey: key)
+                if let items, let problem = TortureItem.problem(with: items, user: "u0", key: key) {
+                    violations.withLock { $0.append("\(key): \(problem)") }
+                }
+                // Each key has one writer; its last durable write (the exit flush included) is
+                // what the disk holds, unless the budget evicted it.
+                guard budget == nil else { continue }
+                let found = items?[0].sequence
+                let holds = "\(key) holds \(found.map { "write \($0)" } ?? "nothing")"
+                switch (expected.sequence, expected.exact) {
+                case (let sequence?, true) where found != sequence:
+                    violations.withLock { $0.append("\(holds), not its last durable write \(sequence)") }
+                case (let sequence?, false) where (found ?? .min) < sequence:
+                    violations.withLock { $0.append("\(holds), older than its durable write \(sequence)") }
+                case (nil, true) where found != nil:
+                    violations.withLock { $0.append("\(holds) after its removal") }
+                default: break
+                }
+            }
+            violations.withLock { $0 += checks.afterOpenAndOneWrite(cache, budget: budget) }
+        } catch {
+            violations.withLock { $0.append("reopening failed: \(error)") }
+        }
+        for violation in violations.withLock({ $0 }) {
+            report.violation("two-process round \(round): \(violation)")
+        }
+    }
+}

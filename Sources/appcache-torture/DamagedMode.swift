@@ -1,0 +1,110 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+/// Every damage an archive can take: each truncation, each bit flipped, and header fields
+/// edited with the header's checksum recomputed (so that the deeper checks are what is met).
+/// Each read must be a miss or the very collection written, never a crash or other data.
+struct DamagedMode {
+    let base: URL
+    let quick: Bool
+    let report: Report
+
+    func run() throws {
+        let root = base.appending(path: "damaged", directoryHint: .isDirectory)
+        let child = try ChildProcess(arguments: [
+            "--child", "damaged", "--root", root.path(percentEncoded: false), quick ? "--quick" : "--long",
+        ])
+        report.episodes += 1
+        if !child.wait(timeout: 900) { report.violation("damaged archives: hung after \(child.printed.last ?? "start")") }
+        if !child.exitedCleanly { report.violation("damaged archives: the child ended with \(child.termination) after \(child.printed.last ?? "start")") }
+        for line in child.printed {
+            if line.hasPrefix("VIOLATION") { report.violation("damaged archives: \(line)") }
+            if line.hasPrefix("DONE ") { report.operations += Int(line.dropFirst(5)) ?? 0 }
+        }
+    }
+}
+
+/// The child side of the damaged-archive mode.
+struct DamagedArchives {
+    let root: URL
+    let quick: Bool
+
+    func run() throws {
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        configuration.writeBackDelay = .zero
+        configuration.memoryEntryLimit = 0  // every read goes to the disk
+        configuration.diagnostics = { _ in }
+        let cache = try AppCache(configuration: configuration)
+        let original = TortureItem.collection(user: "u0", key: "k0", sequence: 7)
+        try cache.cacheItems(original, forKey: "k0")
+        guard let path = try CacheRootListing.read(root: root).archives.first?.path else {
+            emit("VIOLATION no archive was written")
+            return
+        }
+        let good = try Data(contentsOf: URL(filePath: path))
+        var tried = 0
+        func attempt(_ bytes: Data, _ what: String) {
+            tried += 1
+            do {
+                try bytes.write(to: URL(filePath: path))
+                _ = cache.cachedDate(of: TortureItem.self, forKey: "k0")
+                if let items = try cache.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
+                    emit("VIOLATION \(what) read as other data")
+                }
+            } catch let error as AppCacheError where error.code == .permissionDenied || error.code == .ioFailure {
+                emit("VIOLATION \(what): \(error)")
+            } catch {
+                emit("VIOLATION \(what): \(error)")
+            }
+        }
+        for length in 0..<good.count {
+            attempt(good.prefix(length), "the archive cut to \(length) bytes")
+        }
+        attempt(good + Data([0]), "one byte appended")
+        attempt(Data([0]) + good, "one byte prepended")
+        let headerLength = Self.headerLength(good)
+        let flipped = quick ? Array(0..<(headerLength * 8)) + stride(from: headerLength * 8, to: good.count * 8, by: 7).map { $0 } : Array(0..<(good.count * 8))
+        for bit in flipped {
+            var bytes = good
+            bytes[bit / 8] ^= 1 << UInt8(bit % 8)
+            attempt(bytes, "bit \(bit) flipped")
+        }
+        // Header fields edited, with the header checksum made right again.
+        let fields: [(offset: Int, size: Int, name: String)] = [
+            (4, 2, "format version"), (6, 2, "codec"), (8, 4, "flags"), (12, 8, "schema version"), (20, 8, "expiry"),
+            (28, 8, "payload length"), (36, 4, "payload checksum"), (40, 4, "user length"), (44, 4, "name length"), (48, 4, "key length"),
+        ]
+        var generator = SeededRandom(seed: 11)
+        for field in fields {
+            let original = good[field.offset..<(field.offset + field.size)].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) }
+            var values: [UInt64] = [0, 1, original &+ 1, original &- 1, UInt64.max, UInt64.max >> 1, UInt64(1) << (8 * field.size - 1)]
+            for _ in 0..<(quick ? 8 : 200) { values.append(generator.next()) }
+            for value in values {
+                var bytes = good
+                for byte in 0..<field.size { bytes[field.offset + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
+                Self.fixHeaderChecksum(&bytes, headerLength: headerLength)
+                attempt(bytes, "\(field.name) set to \(value)")
+            }
+        }
+        // The slot is usable again.
+        try cache.cacheItems(original, forKey: "k0")
+        if try cache.getCachedItems(TortureItem.self, forKey: "k0") != original { emit("VIOLATION the slot could not be used again") }
+        emit("DONE \(tried)")
+    }
+
+    /// The header's length: fixed part, names, checksum (see the archive format).
+    static func headerLength(_ bytes: Data) -> Int {
+        func length(_ offset: Int) -> Int {
+            let value = bytes[offset..<(offset + 4)].enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+            return value == UInt32.max ? 0 : Int(value)
+        }
+        return 52 + length(40) + length(44) + length(48) + 4
+    }
+
+    /// Recomputes the header checksum where the original header had it.
+    static func fixHeaderChecksum(_ bytes: inout Data, headerLength: Int) {
+        let checksum = CRC32.checksum(bytes.prefix(headerLength - 4))
+        for byte in 0..<4 { bytes[headerLength - 4 + byte] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(byte))) }
+    }
+}
