@@ -70,24 +70,67 @@ struct AppCacheErrorTests {
         #expect(error?.path == file.path(percentEncoded: false))
     }
 
-    @Test func anUnwritableRootFailsTheWriteNotTheOpen() throws {
+    /// A root where no directory can be made fails `init`, with the cause named once, rather
+    /// than a flush much later.
+    @Test func anUnwritableRootFailsTheOpen() throws {
         let fixture = try Fixture()
-        let cache = try fixture.openCache(faults: { step, _ in step == .makeDirectory ? EACCES : nil })
+        var configuration = fixture.configuration(faults: { step, _ in step == .makeDirectory ? EACCES : nil })
+        configuration.rootDirectory = fixture.root.appending(path: "new-root")
+        let error = expectAppCacheError { _ = try AppCache(configuration: configuration) }
+        #expect(error?.code == .permissionDenied)
+        #expect(error?.path?.hasSuffix("new-root") == true)
+        #expect((error?.underlyingError as? SystemError)?.errorNumber == EACCES)
+        #expect(error.map { $0.description.components(separatedBy: "cannot be created").count } == 2, "the cause is named once")
+        #expect(fixture.allFiles().isEmpty)
+    }
+
+    /// A user directory that cannot be made fails the write that needs it, with a clear code.
+    @Test func anUnwritableUserDirectoryFailsTheWrite() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(faults: { step, path in step == .makeDirectory && path.hasSuffix("user-alice") ? EACCES : nil })
         #expect(try cache.getCachedItems(MenuItem.self) == nil)
         let error = expectAppCacheError { try cache.cacheItems(MenuItem.sampleMenu(count: 1)) }
         #expect(error?.code == .permissionDenied)
         #expect(fixture.allFiles().isEmpty)
     }
 
+    /// JSON cannot hold a NaN: with the JSON codec such items fail to cache and what was
+    /// cached stays. (The binary codec stores NaN as it is.)
     @Test func unencodableItemsFailWithoutTouchingTheCache() throws {
         let fixture = try Fixture()
-        let cache = try fixture.openCache()
+        var configuration = fixture.configuration()
+        configuration.payloadCodec = .json
+        let cache = try AppCache(configuration: configuration)
         try cache.cacheItems([Measurement(value: 1.5)])
         let error = expectAppCacheError { try cache.cacheItems([Measurement(value: .nan)]) }
         #expect(error?.code == .encodingFailed)
         #expect(error?.underlyingError is EncodingError)
         #expect(error?.cacheName == "Measurements")
         #expect(try cache.getCachedItems(Measurement.self) == [Measurement(value: 1.5)])
+        try fixture.openCache().cacheItems([Measurement(value: .nan)])
+        #expect(try fixture.openCache().getCachedItems(Measurement.self)?.first?.value.isNaN == true)
+    }
+
+    /// A type whose `encode(to:)` throws fails to cache with either codec.
+    @Test(arguments: PayloadCodec.allCases)
+    func anEncodeThatThrowsFailsWithoutTouchingTheCache(_ codec: PayloadCodec) throws {
+        struct Refusing: CacheableModel {
+            var fail: Bool
+            func encode(to encoder: any Encoder) throws {
+                if fail { throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "no")) }
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(fail, forKey: .fail)
+            }
+        }
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.payloadCodec = codec
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Refusing(fail: false)])
+        let error = expectAppCacheError { try cache.cacheItems([Refusing(fail: true)]) }
+        #expect(error?.code == .encodingFailed)
+        #expect(error?.underlyingError is EncodingError)
+        #expect(try cache.getCachedItems(Refusing.self)?.first?.fail == false)
     }
 
     @Test func readFailuresOtherThanAMissThrow() throws {

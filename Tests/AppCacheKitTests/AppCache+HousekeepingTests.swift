@@ -173,8 +173,7 @@ struct AppCacheHousekeepingTests {
         try cache.pin(Plain.self)
         try cache.cacheItems([Headline(title: "dirty")])
         // An archive whose payload would not decode still lists.
-        let store = DiskStore(layout: fixture.layout(), fileSystem: FileSystem(), report: { _ in })
-        try store.store(
+        try fixture.plant(
             ArchiveRecord(payload: Data("not json".utf8), codec: 1, schemaVersion: 7, cachedDate: cachedAt),
             forKey: ArchiveKey(user: "alice", cacheName: "Broken", key: "k"))
         fixture.clock.advance(by: .seconds(40))  // Headline's own threshold is 30 s

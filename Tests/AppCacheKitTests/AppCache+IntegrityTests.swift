@@ -45,9 +45,8 @@ struct AppCacheIntegrityTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
         // An intact archive under the right name whose payload is not a [Plain].
-        let store = DiskStore(layout: fixture.layout(), fileSystem: FileSystem(), report: { _ in })
         let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
-        try store.store(
+        try fixture.plant(
             ArchiveRecord(payload: Data(#"[{"unexpected":true}]"#.utf8), codec: 1, schemaVersion: 1, cachedDate: Date()),
             forKey: key)
         #expect(try cache.getCachedItems(Plain.self) == nil)
@@ -59,8 +58,7 @@ struct AppCacheIntegrityTests {
     @Test func unknownPayloadCodecIsAMiss() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
-        let store = DiskStore(layout: fixture.layout(), fileSystem: FileSystem(), report: { _ in })
-        try store.store(
+        try fixture.plant(
             ArchiveRecord(payload: Data("[]".utf8), codec: 77, schemaVersion: 1, cachedDate: Date()),
             forKey: ArchiveKey(user: "alice", cacheName: "Plains", key: nil))
         #expect(try cache.getCachedItems(Plain.self) == nil)
@@ -80,12 +78,17 @@ struct AppCacheIntegrityTests {
         #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
     }
 
-    @Test func aDirectoryWhereAnArchiveShouldBeIsAnErrorNotACrash() throws {
+    /// Only regular files are read: a directory planted at an archive path is a miss, reported
+    /// and cleared, and the collection can be cached there again.
+    @Test func aDirectoryWhereAnArchiveShouldBeIsAMissNotACrash() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
-        try FileManager.default.createDirectory(atPath: fixture.archivePath(Plain.self), withIntermediateDirectories: true)
-        let error = expectAppCacheError { _ = try cache.getCachedItems(Plain.self) }
-        #expect(error?.code == .notADirectory)
+        try FileManager.default.createDirectory(atPath: fixture.archivePath(Plain.self) + "/inside", withIntermediateDirectories: true)
+        #expect(try cache.getCachedItems(Plain.self) == nil)
+        #expect(fixture.diagnostics.codes == [.corruptArchive])
+        #expect(fixture.diagnostics.errors.first?.message.contains("directory") == true)
+        try cache.cacheItems([Plain(value: 2)])
+        #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 2)])
     }
 
     @Test func temporaryFilesAreNeverReadAsArchives() throws {

@@ -108,7 +108,8 @@ struct AppCacheMemoryTests {
 
     @Test func pastTheByteLimitEntriesSpill() throws {
         let fixture = try Fixture()
-        let one = try PayloadCodec.json.encode(MenuItem.sampleMenu(count: 20)).count
+        let encoded = try PayloadCodec.binary.encode(MenuItem.sampleMenu(count: 20))
+        let one = encoded.decodedSize + encoded.payload.count  // what a dirty entry counts
         let cache = try fixture.openCache(memory: .layer(bytes: one * 2 + one / 2, entries: 100, writeBackDelay: nil))
         for index in 0..<5 {
             try cache.cacheItems(MenuItem.sampleMenu(count: 20), forKey: "k\(index)")
@@ -158,7 +159,7 @@ struct AppCacheMemoryTests {
         let armed = Locked(false)
         let cache = try fixture.openCache(
             memory: .layer(writeBackDelay: .zero),
-            faults: { step, _ in step == .write && armed.withLock { $0 } ? ENOSPC : nil })
+            faults: { step, path in step == .write && path.contains("/user-") && armed.withLock { $0 } ? ENOSPC : nil })
         try cache.cacheItems([Plain(value: 1)])
         #expect(fixture.archiveExists(Plain.self))
         #expect(cache.memoryStatistics.entries == 1)
@@ -277,7 +278,7 @@ struct AppCacheMemoryTests {
         let armed = Locked(true)
         let cache = try fixture.openCache(
             user: "alice", memory: .layer(writeBackDelay: nil),
-            faults: { step, _ in step == .write && armed.withLock { $0 } ? ENOSPC : nil })
+            faults: { step, path in step == .write && path.contains("/user-") && armed.withLock { $0 } ? ENOSPC : nil })
         try cache.cacheItems([Plain(value: 1)])
         let error = expectAppCacheError { try cache.switchUser(to: "bob") }
         #expect(error?.code == .noSpace)
@@ -351,7 +352,7 @@ struct AppCacheMemoryTests {
         let armed = Locked(true)
         let cache = try fixture.openCache(
             memory: .layer(entries: 1, writeBackDelay: nil),
-            faults: { step, _ in step == .write && armed.withLock { $0 } ? ENOSPC : nil })
+            faults: { step, path in step == .write && path.contains("/user-") && armed.withLock { $0 } ? ENOSPC : nil })
         let cachedAt = fixture.clock.now
         try cache.cacheItems([Plain(value: 1)], forKey: "a")
         fixture.clock.advance(by: .seconds(5))
@@ -379,7 +380,7 @@ struct AppCacheMemoryTests {
         let armed = Locked(true)
         let cache = try fixture.openCache(
             memory: .layer(writeBackDelay: nil),
-            faults: { step, _ in step == .rename && armed.withLock { $0 } ? EIO : nil })
+            faults: { step, path in step == .rename && path.hasSuffix(".archive") && armed.withLock { $0 } ? EIO : nil })
         try cache.cacheItems([Plain(value: 1)])
         cache.didReceiveMemoryWarning()
         #expect(fixture.diagnostics.codes == [.ioFailure])

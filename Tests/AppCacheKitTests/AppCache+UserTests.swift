@@ -28,7 +28,7 @@ struct AppCacheUserTests {
     @Test func awkwardUserIdsAreSeparateDirectoriesInsideTheVersion() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(user: nil)
-        let users = Array(Set(FileNameTests.awkward))  // as Swift compares them
+        let users = Array(Set(FileNameTests.awkward).subtracting([""]))  // as Swift compares them; "" is no user
         for (index, user) in users.enumerated() {
             try cache.switchUser(to: user)
             try cache.cacheItems([Plain(value: index)])

@@ -18,7 +18,7 @@ struct AppCacheVersionTests {
         #expect(try new.getCachedItems(MenuItem.self) == nil)
         #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-1.0"))
         try new.cacheItems(MenuItem.sampleMenu(count: 1))
-        #expect(fixture.allFiles() == ["version-2.0/user-alice/%4denu%49tems.archive"])
+        #expect(fixture.allFiles() == ["version-2.0/user-alice/MenuItems.archive"])
     }
 
     @Test func reopeningTheSameVersionKeepsTheData() throws {
@@ -47,7 +47,7 @@ struct AppCacheVersionTests {
         #expect(error?.path?.hasSuffix("version-1") == true)
         #expect(error?.underlyingError is SystemError)
         // The old version is intact and no new version directory was created next to it.
-        #expect(fixture.allFiles() == ["version-1/user-alice/%4denu%49tems.archive"])
+        #expect(fixture.allFiles() == ["version-1/user-alice/MenuItems.archive"])
 
         // Once the fault is gone the wipe goes through.
         let cache = try fixture.openCache(schemaVersion: "2")

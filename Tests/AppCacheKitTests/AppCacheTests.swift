@@ -93,7 +93,10 @@ struct AppCacheTests {
         for (index, key) in keys.enumerated() {
             #expect(try cache.getCachedItems(Plain.self, forKey: key) == [Plain(value: index)])
         }
-        #expect(Set(fixture.allFiles().map { $0.lowercased() }).count == keys.count)
+        #expect(Set(fixture.allFiles()).count == keys.count)
+        // On a volume that ignores case they would be one file, were it not for the names' hash.
+        let names = keys.map { ArchiveFileName.make(cacheName: "Plains", key: $0, caseInsensitiveVolume: true) }
+        #expect(Set(names.map { $0.lowercased() }).count == keys.count)
     }
 
     /// Canonically equivalent keys are equal Swift strings, so they name one collection, in
@@ -134,19 +137,23 @@ struct AppCacheTests {
         for directory in [layout.rootPath, layout.versionPath, layout.userPath("alice")] {
             #expect(try permissions(ofItemAt: directory) == 0o700, "\(directory)")
         }
-        let archive = layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil))
+        let archive = layout.absolutePath(layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)))
         #expect(try permissions(ofItemAt: archive) == 0o600)
+        #expect(try permissions(ofItemAt: layout.versionPath + "/.lock") == 0o600)
     }
 
-    @Test func openingDoesNotCreateDirectoriesUntilTheFirstWrite() throws {
+    /// `init` makes the root and the version directory, so a root that cannot be used fails
+    /// there, not at a later flush; user directories wait for their first write.
+    @Test func openingCreatesTheRootAndTheVersionDirectory() throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration()
-        configuration.rootDirectory = fixture.root.appending(path: "later")
+        configuration.rootDirectory = fixture.root.appending(path: "later/cache")
         let cache = try AppCache(configuration: configuration)
-        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/later"))
+        #expect(FileManager.default.fileExists(atPath: fixture.rootPath + "/later/cache/version-1"))
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/later/cache/version-1/user-alice"))
         #expect(try cache.getCachedItems(MenuItem.self) == nil)
         try cache.cacheItems(MenuItem.sampleMenu(count: 1))
-        #expect(FileManager.default.fileExists(atPath: fixture.rootPath + "/later/version-1/user-alice"))
+        #expect(FileManager.default.fileExists(atPath: fixture.rootPath + "/later/cache/version-1/user-alice"))
     }
 
     @Test func defaultRootIsTheCachesDirectory() {

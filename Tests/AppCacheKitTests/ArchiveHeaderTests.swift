@@ -5,12 +5,17 @@ import Testing
 
 struct ArchiveHeaderTests {
     static let sample = ArchiveHeader(
-        codec: PayloadCodec.json.rawValue, schemaVersion: 3, expiryMilliseconds: 1_800_000_000_000,
+        codec: PayloadCodec.binary.headerValue, schemaVersion: 3, expiryMilliseconds: 1_800_000_000_000,
+        thresholdMilliseconds: 600_000, decodedSize: 12_345,
         payloadLength: 42, payloadChecksum: 0xDEAD_BEEF, user: "Zoë", cacheName: "MenuItems", key: "restaurant-42")
 
     @Test func roundTrips() throws {
-        for header in [Self.sample, ArchiveHeader(
-            codec: 1, schemaVersion: -1, expiryMilliseconds: nil, payloadLength: 0, payloadChecksum: 0,
+        var formatOne = Self.sample
+        formatOne.formatVersion = 1
+        formatOne.thresholdMilliseconds = nil
+        formatOne.decodedSize = nil
+        for header in [Self.sample, formatOne, ArchiveHeader(
+            codec: 1, schemaVersion: -1, expiryMilliseconds: nil, decodedSize: 0, payloadLength: 0, payloadChecksum: 0,
             user: nil, cacheName: "x", key: nil)] {
             let bytes = header.encoded()
             let parsed = try bytes.withUnsafeBytes { try ArchiveHeader.parse($0) }
@@ -22,12 +27,16 @@ struct ArchiveHeaderTests {
     @Test func fixedFieldsSitAtTheirDocumentedOffsets() {
         let bytes = Self.sample.encoded()
         #expect(Array(bytes[0..<4]) == Array("ACA1".utf8))
-        #expect(Array(bytes[4..<6]) == [1, 0])  // format version 1, little-endian
-        #expect(Array(bytes[6..<8]) == [1, 0])  // codec 1: JSON
+        #expect(Array(bytes[4..<6]) == [2, 0])  // format version 2, little-endian
+        #expect(Array(bytes[6..<8]) == [2, 0])  // codec 2: binary
         #expect(Array(bytes[12..<20]) == [3, 0, 0, 0, 0, 0, 0, 0])
-        #expect(Array(bytes[36..<40]) == [0xEF, 0xBE, 0xAD, 0xDE])
-        #expect(Array(bytes[40..<44]) == [4, 0, 0, 0])  // "Zoë" is 4 UTF-8 bytes
-        #expect(bytes.count == ArchiveHeader.fixedLength + 4 + 9 + 13 + 4)
+        #expect(Array(bytes[28..<36]) == [0xC0, 0x27, 0x09, 0, 0, 0, 0, 0])  // 600,000 ms
+        #expect(Array(bytes[36..<44]) == [0x39, 0x30, 0, 0, 0, 0, 0, 0])  // 12,345 bytes decoded
+        #expect(Array(bytes[44..<52]) == [42, 0, 0, 0, 0, 0, 0, 0])
+        #expect(Array(bytes[52..<56]) == [0xEF, 0xBE, 0xAD, 0xDE])
+        #expect(Array(bytes[56..<60]) == [4, 0, 0, 0])  // "Zoë" is 4 UTF-8 bytes
+        let expectedCount = ArchiveHeader.fixedLength(2) + 4 + 9 + 13 + 4
+        #expect(bytes.count == expectedCount)
     }
 
     @Test func everyTruncationIsDetected() {
@@ -68,53 +77,74 @@ struct ArchiveHeaderTests {
         #expect(defect(damaged) == .headerChecksumMismatch)
     }
 
-    // MARK: - Golden archive
+    // MARK: - Golden archives
 
-    static let fixtureURL = URL(filePath: #filePath).deletingLastPathComponent()
-        .appending(path: "Fixtures/menu-items-v1.archive")
+    static let fixtures = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures")
+    /// Format version 1: JSON payload, written by the first release (read, never rewritten).
+    static let version1URL = fixtures.appending(path: "menu-items-v1.archive")
+    /// Format version 2: binary payload, the staleness threshold and decoded size recorded.
+    static let version2URL = fixtures.appending(path: "menu-items-v2.archive")
 
-    /// The collection the golden archive holds.
+    /// The collection the golden archives hold.
     static let fixtureItems = MenuItem.sampleMenu(count: 3)
+    static let fixtureKey = ArchiveKey(user: "alice", cacheName: "MenuItems", key: "restaurant-42")
 
-    /// An archive written by format version 1 must stay readable by every later build, and the
-    /// writer must still produce the same header for the same collection.
-    @Test func goldenArchiveStaysReadable() throws {
-        let bytes = try Data(contentsOf: Self.fixtureURL)
-        let key = ArchiveKey(user: "alice", cacheName: "MenuItems", key: "restaurant-42")
-        let (header, payload) = try DiskStore.validate(bytes, for: key, schemaVersion: 1).get()
+    /// An archive written by format version 1 must stay readable by every later build.
+    @Test func version1ArchiveStaysReadable() throws {
+        let bytes = try Data(contentsOf: Self.version1URL)
+        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, schemaVersion: 1).get()
         #expect(header.formatVersion == 1)
-        #expect(header.codec == PayloadCodec.json.rawValue)
-        #expect(header.expiryMilliseconds == nil)
+        #expect(header.codec == PayloadCodec.json.headerValue)
+        #expect(header.expiryMilliseconds == nil && header.thresholdMilliseconds == nil && header.decodedSize == nil)
         #expect(header.flags == 0)
-        #expect(try PayloadCodec.json.decode(MenuItem.self, from: payload) == Self.fixtureItems)
+        #expect(try PayloadCodec.json.decode([MenuItem].self, from: payload) == Self.fixtureItems)
 
         let rewritten = ArchiveHeader(
-            codec: 1, schemaVersion: 1, expiryMilliseconds: nil, payloadLength: UInt64(payload.count),
+            formatVersion: 1, codec: 1, schemaVersion: 1, expiryMilliseconds: nil, payloadLength: UInt64(payload.count),
             payloadChecksum: CRC32.checksum(payload), user: "alice", cacheName: "MenuItems", key: "restaurant-42")
         #expect(Array(bytes.prefix(rewritten.encoded().count)) == rewritten.encoded())
     }
 
-    /// The golden archive, placed where the layout puts it, is served by the facade.
-    @Test func goldenArchiveIsServedByTheCache() throws {
+    /// The current format, pinned: the golden archive reads back, and this build writes the very
+    /// same bytes for the same collection (header and binary payload alike), so a change to
+    /// either is deliberate (with a new format version) or a failing test.
+    @Test func version2ArchiveIsWhatThisBuildWrites() throws {
+        let bytes = try Data(contentsOf: Self.version2URL)
+        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, schemaVersion: 1).get()
+        #expect(header.formatVersion == 2)
+        #expect(header.codec == PayloadCodec.binary.headerValue)
+        #expect(header.thresholdMilliseconds == 600_000)
+        #expect((header.decodedSize ?? 0) > 0)
+        #expect(try PayloadCodec.binary.decodeItems(MenuItem.self, from: payload) == Self.fixtureItems)
+
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems(Self.fixtureItems, forKey: "restaurant-42")
+        let written = try Data(contentsOf: URL(filePath: fixture.archivePath(MenuItem.self, key: "restaurant-42")))
+        #expect(written == bytes)
+    }
+
+    /// The golden archives, placed where the layout puts them, are served by the facade.
+    @Test(arguments: [version1URL, version2URL])
+    func goldenArchiveIsServedByTheCache(_ url: URL) throws {
         let fixture = try Fixture()
         let path = fixture.archivePath(MenuItem.self, key: "restaurant-42")
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Self.fixtureURL.path(percentEncoded: false), toPath: path)
+        try FileManager.default.copyItem(atPath: url.path(percentEncoded: false), toPath: path)
         let cache = try fixture.openCache()
         #expect(try cache.getCachedItems(MenuItem.self, forKey: "restaurant-42") == Self.fixtureItems)
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
-    /// Writes the golden archive anew. Runs only when asked, as
+    /// Writes the current golden archive anew. Runs only when asked, as
     /// `APPCACHE_WRITE_FIXTURES=1 swift test --filter writeGoldenArchive`, after a deliberate
-    /// format change (which also needs a new format version).
+    /// format change (which also needs a new format version and a fixture of its own).
     @Test(.enabled(if: ProcessInfo.processInfo.environment["APPCACHE_WRITE_FIXTURES"] == "1"))
     func writeGoldenArchive() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
         try cache.cacheItems(Self.fixtureItems, forKey: "restaurant-42")
         let written = try Data(contentsOf: URL(filePath: fixture.archivePath(MenuItem.self, key: "restaurant-42")))
-        try written.write(to: Self.fixtureURL)
+        try written.write(to: Self.version2URL)
     }
 }

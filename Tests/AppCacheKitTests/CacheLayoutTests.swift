@@ -10,31 +10,52 @@ struct CacheLayoutTests {
         #expect(layout.versionPath == "/tmp/cache-root/version-2.1")
         #expect(layout.userPath(nil) == "/tmp/cache-root/version-2.1/shared")
         #expect(layout.userPath("Bob") == "/tmp/cache-root/version-2.1/user-%42ob")
-        #expect(layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil))
-            == "/tmp/cache-root/version-2.1/user-alice/%4denu%49tems.archive")
-        #expect(layout.archivePath(for: ArchiveKey(user: nil, cacheName: "MenuItems", key: "restaurant 42"))
-            == "/tmp/cache-root/version-2.1/shared/%4denu%49tems+restaurant%2042.archive")
+        #expect(layout.absolutePath(layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)))
+            == "/tmp/cache-root/version-2.1/user-alice/MenuItems.archive")
+        #expect(layout.absolutePath(layout.archivePath(for: ArchiveKey(user: nil, cacheName: "MenuItems", key: "restaurant 42")))
+            == "/tmp/cache-root/version-2.1/shared/MenuItems+restaurant 42.archive")
+    }
+
+    /// Names a person recognises, a hash only where the plain name could be another's.
+    @Test func archiveNamesAreReadable() {
+        func name(_ cacheName: String, _ key: String?, caseInsensitive: Bool = false) -> String {
+            ArchiveFileName.make(cacheName: cacheName, key: key, caseInsensitiveVolume: caseInsensitive)
+        }
+        #expect(name("MenuItems", "restaurant-42") == "MenuItems+restaurant-42.archive")
+        #expect(name("Notes", "Grüße aus Zürich") == "Notes+Grüße aus Zürich.archive")
+        #expect(name("Notes", "東京") == "Notes+東京.archive")
+        #expect(name("Notes", nil) != name("Notes", ""), "the default collection and the empty key")
+        // A replaced character makes the name lossy: it gets a hash.
+        #expect(name("Notes", "a/b").hasPrefix("Notes+a_b~"))
+        #expect(name("Notes", "a/b") != name("Notes", "a_b"))
+        #expect(name("Notes", "a_b") == "Notes+a_b.archive")
+        // On a volume that ignores case, only names the same in every case stay plain.
+        #expect(name("menuitems", "k", caseInsensitive: true) == "menuitems+k.archive")
+        #expect(name("MenuItems", "k", caseInsensitive: true).hasPrefix("MenuItems+k~"))
+        #expect(name("MenuItems", "k", caseInsensitive: true) != name("menuitems", "k", caseInsensitive: true))
+        // Strings Swift considers equal are one name.
+        #expect(name("Notes", "e\u{301}") == name("Notes", "\u{e9}"))
     }
 
     @Test(arguments: FileNameTests.awkward)
-    func archiveNamesReadBack(_ key: String) {
-        let name = CacheLayout.archiveFileName(cacheName: "Menu Items", key: key)
-        if name.contains("~") {
-            // Too long for a plain name: hashed, and the archive header holds the names.
-            #expect(CacheLayout.archiveName(fromFileName: name) == nil)
-        } else {
-            let parsed = CacheLayout.archiveName(fromFileName: name)
-            #expect(parsed?.cacheName == "Menu Items")
-            #expect(parsed?.key == key)
+    func archiveNamesStayInsideTheirDirectoryAndApart(_ key: String) {
+        for caseInsensitive in [false, true] {
+            let name = ArchiveFileName.make(cacheName: "Menu Items", key: key, caseInsensitiveVolume: caseInsensitive)
+            #expect(name.hasSuffix(".archive"))
+            #expect(name.utf8.count <= ArchiveFileName.maximumLength)
+            #expect(!name.contains("/") && !name.contains("\0") && !name.hasPrefix("."))
+            #expect(CachePath.isValidComponent(name))
+            #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control })
         }
     }
 
-    @Test func defaultCollectionAndEmptyKeyAreDifferentFiles() {
-        let defaultName = CacheLayout.archiveFileName(cacheName: "Notes", key: nil)
-        let emptyKey = CacheLayout.archiveFileName(cacheName: "Notes", key: "")
-        #expect(defaultName != emptyKey)
-        #expect(CacheLayout.archiveName(fromFileName: defaultName)?.key == nil)
-        #expect(CacheLayout.archiveName(fromFileName: emptyKey)?.key == "")
+    @Test func namesThatWouldCollideDoNot() {
+        let keys = Set(FileNameTests.awkward).sorted() + ["a/b", "a_b", "a\\b", "A", "a", "Ä", "ä", "ß", "ss", "ﬁ", "fi"]
+        for caseInsensitive in [false, true] {
+            let names = keys.map { ArchiveFileName.make(cacheName: "Notes", key: $0, caseInsensitiveVolume: caseInsensitive) }
+            let distinct = caseInsensitive ? Set(names.map { $0.lowercased() }) : Set(names)
+            #expect(distinct.count == Set(keys).count)
+        }
     }
 
     @Test func userDirectoriesNeverCollide() {
@@ -52,11 +73,12 @@ struct CacheLayoutTests {
         #expect(CacheLayout(rootDirectory: URL(filePath: "/r"), schemaVersion: "V2").versionDirectoryName == "version-%562")
     }
 
-    @Test func relativePathsReadBackAsTheirCollection() {
-        for key in [ArchiveKey(user: "Zoë", cacheName: "MenuItems", key: "a/b"), ArchiveKey(user: nil, cacheName: "X", key: nil)] {
-            #expect(CacheLayout.archiveKey(fromRelativePath: layout.relativePath(for: key)) == key)
+    /// What the journal writes of a layout path reads back as the same path.
+    @Test(arguments: FileNameTests.awkward)
+    func archivePathsReadBackFromTheirJournalForm(_ key: String) {
+        for user in [key, "Zoë", nil] where user != "" {
+            let path = layout.archivePath(for: ArchiveKey(user: user, cacheName: "MenuItems", key: key))
+            #expect(CachePath(relative: path.relative) == path)
         }
-        let long = ArchiveKey(user: "u", cacheName: "N", key: String(repeating: "k", count: 500))
-        #expect(CacheLayout.archiveKey(fromRelativePath: layout.relativePath(for: long)) == nil)
     }
 }

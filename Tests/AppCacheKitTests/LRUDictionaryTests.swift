@@ -1,4 +1,5 @@
 import Testing
+import MenuModel
 @testable import AppCacheKit
 
 struct LRUDictionaryTests {

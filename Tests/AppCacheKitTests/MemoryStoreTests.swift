@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MenuModel
 @testable import AppCacheKit
 
 struct MemoryStoreTests {
@@ -9,11 +10,35 @@ struct MemoryStoreTests {
         MemoryKey(type: ObjectIdentifier(type), key: name, user: user)
     }
 
+    /// An entry whose decoded items take `bytes` (and whose payload is empty, so it costs
+    /// `bytes` dirty or clean).
     private func entry(_ name: String, bytes: Int = 10, dirty: Bool = true, user: Int = 0) -> MemoryEntry {
         MemoryEntry(
             archiveKey: ArchiveKey(user: "user\(user)", cacheName: "Things", key: name),
-            record: ArchiveRecord(payload: Data(count: bytes), codec: 1, schemaVersion: 1, cachedDate: Date()),
+            path: CachePath(directory: "user-user\(user)", name: "Things+\(name).archive"),
+            record: ArchiveRecord(payload: Data(), codec: 1, schemaVersion: 1, cachedDate: Date(), decodedSize: bytes),
             items: ItemsBox([Int]()), isDirty: dirty)
+    }
+
+    /// What memory holds of a collection is counted: its decoded items, and its payload only
+    /// while it is dirty (until written).
+    @Test func aDirtyEntryCountsItsPayloadUntilItIsWritten() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        let record = ArchiveRecord(payload: Data(count: 40), codec: 2, schemaVersion: 1, cachedDate: Date(), decodedSize: 100)
+        let dirty = MemoryEntry(
+            archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "d"), path: CachePath(directory: "shared", name: "d.archive"),
+            record: record, items: ItemsBox([Int]()), isDirty: true)
+        #expect(dirty.cost == 140 && dirty.hasPayload)
+        _ = memory.store(dirty, for: key("d"))
+        #expect(memory.statistics.bytes == 140)
+        memory.didWrite(key("d"), generation: memory.peek(key("d"))!.generation, identity: FileIdentity(value: 1), spilled: false)
+        memory._checkInvariants()
+        #expect(memory.statistics.bytes == 100)
+        #expect(memory.peek(key("d"))?.hasPayload == false)
+        let clean = MemoryEntry(
+            archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "c"), path: CachePath(directory: "shared", name: "c.archive"),
+            record: record, items: ItemsBox([Int]()), isDirty: false)
+        #expect(clean.cost == 100 && !clean.hasPayload && clean.encodedSize == 40)
     }
 
     @Test func entryLimitEvictsTheLeastRecentlyUsed() {
@@ -53,7 +78,7 @@ struct MemoryStoreTests {
         #expect(memory.detachedEntries(spill).map(\.key) == [key("a")])
 
         let generation = memory.peek(key("a"))!.generation
-        memory.didWrite(key("a"), generation: generation, spilled: true)
+        memory.didWrite(key("a"), generation: generation, identity: FileIdentity(value: 1), spilled: true)
         memory._checkInvariants()
         #expect(memory.peek(key("a")) == nil, "once written, a detached entry leaves memory")
         #expect(memory.statistics.spills == 1)
@@ -65,10 +90,10 @@ struct MemoryStoreTests {
         _ = memory.store(entry("a"), for: key("a"))
         let old = memory.peek(key("a"))!.generation
         _ = memory.store(entry("a", bytes: 20), for: key("a"))
-        memory.didWrite(key("a"), generation: old, spilled: false)
+        memory.didWrite(key("a"), generation: old, identity: FileIdentity(value: 1), spilled: false)
         memory._checkInvariants()
         #expect(memory.peek(key("a"))?.isDirty == true)
-        memory.didWrite(key("a"), generation: memory.peek(key("a"))!.generation, spilled: false)
+        memory.didWrite(key("a"), generation: memory.peek(key("a"))!.generation, identity: FileIdentity(value: 1), spilled: false)
         #expect(memory.peek(key("a"))?.isDirty == false)
         #expect(memory.statistics.dirtyEntries == 0)
     }
@@ -145,7 +170,7 @@ struct MemoryStoreTests {
                 _ = memory.hit(key(name, user: user, type: type))
             case 4:
                 for (key, entry) in memory.dirtyEntries().prefix(3) {
-                    memory.didWrite(key, generation: entry.generation, spilled: Bool.random(using: &random))
+                    memory.didWrite(key, generation: entry.generation, identity: FileIdentity(value: 1), spilled: Bool.random(using: &random))
                 }
             case 5:
                 memory.remove(entry(name, user: user).archiveKey)

@@ -44,7 +44,7 @@ struct InspectorTests {
     @Test func printsJSONWithStalenessAgainstTheThreshold() throws {
         let scratch = try ExampleTests.Scratch()
         _ = try ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
-        let bobsArchive = scratch.cacheRoot + "/version-1/user-bob/%4denu%49tems.archive"
+        let bobsArchive = scratch.cacheRoot + "/version-1/user-bob/MenuItems.archive"
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: bobsArchive)
 
         let result = try inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)
@@ -72,7 +72,7 @@ struct InspectorTests {
             try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: index), forKey: "menu-\(index)", expiresAfter: index == 0 ? .seconds(3600) : nil)
         }
         try cache.pin(MenuItem.self, forKey: "menu-0")
-        let damaged = scratch.cacheRoot + "/version-3/user-many/%4denu%49tems+menu-7.archive"
+        let damaged = scratch.cacheRoot + "/version-3/user-many/MenuItems+menu-7.archive"
         var bytes = try Data(contentsOf: URL(filePath: damaged))
         bytes[bytes.count - 3] ^= 0x20
         try bytes.write(to: URL(filePath: damaged))
@@ -95,7 +95,7 @@ struct InspectorTests {
         let result = try inspect.run([scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("Versions:   1, 2"))
-        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/%4denu%49tems.archive"))
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/MenuItems.archive"))
     }
 
     @Test func refusesWhatIsNotACache() throws {

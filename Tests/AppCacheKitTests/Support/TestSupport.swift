@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import AppCacheKit
 
 /// A clock a test moves by hand.
@@ -93,16 +96,39 @@ struct Fixture {
     func archivePath<Model: CacheableModel>(
         _ type: Model.Type, key: String? = nil, user: String? = "alice", schemaVersion: String = "1"
     ) -> String {
-        layout(schemaVersion: schemaVersion).archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key))
+        let layout = layout(schemaVersion: schemaVersion)
+        return layout.absolutePath(layout.archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key)))
     }
 
+    /// The disk layer of an open version directory, for planting archives a test needs.
+    func store(schemaVersion: String = "1") throws -> DiskStore {
+        try DiskStore.open(layout: layout(schemaVersion: schemaVersion), onDamage: { _, _ in })
+    }
+
+    /// Writes an archive the way the cache would, without a cache (and without the journal).
+    func plant(_ record: ArchiveRecord, forKey key: ArchiveKey, schemaVersion: String = "1") throws {
+        let store = try store(schemaVersion: schemaVersion)
+        _ = try store.store(record, forKey: key, at: store.layout.archivePath(for: key), temporaryName: FileSystem.temporaryName())
+    }
+
+    /// The bytes of every archive file under the root, as `diskUsage` should say.
+    func measuredUsage() throws -> Int {
+        try allFiles().filter { $0.hasSuffix(".archive") }.reduce(0) { total, file in
+            total + ((try FileManager.default.attributesOfItem(atPath: rootPath + "/" + file)[.size] as? Int) ?? 0)
+        }
+    }
+
+    /// The path of the disk index's journal.
+    var journalPath: String { layout().absolutePath(IndexJournal.path) }
+
     /// Every file below the root, relative to it, sorted: archives and anything left beside
-    /// them, but not the disk index's journal (`version-*/.index`).
+    /// them, but not the disk index's journal (`version-*/.index`) nor the lock file
+    /// (`version-*/.lock`).
     func allFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: rootPath)
         var files = [String]()
         while let name = enumerator?.nextObject() as? String {
-            if name.hasSuffix("/" + IndexJournal.fileName) { continue }
+            if name.hasSuffix("/" + IndexJournal.path.name) || name.hasSuffix("/" + ProcessCoordinator.fileName) { continue }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: rootPath + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(name)
@@ -133,4 +159,16 @@ func expectAppCacheError(_ body: () throws -> Void) -> AppCacheError? {
     } catch {
         return nil
     }
+}
+
+/// This process's resident memory, in bytes (0 where it cannot be read).
+func residentBytes() -> Int {
+    #if os(Linux)
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+        let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    #else
+    return 0
+    #endif
 }

@@ -1,0 +1,253 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Files planted inside the cache root: the cache never touches anything outside it, never
+/// blocks, never allocates for a file's claimed size, and never traps on a number it read.
+struct AppCacheHostileFilesTests {
+    /// A directory outside the cache root with a file whose bytes and date must never change.
+    private struct Outside {
+        let directory: TemporaryDirectory
+        let sentinel: String
+        let contents = Data("outside the root: never touched".utf8)
+        let date = Date(timeIntervalSince1970: 1_600_000_000)
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            sentinel = directory.path + "/sentinel"
+            try contents.write(to: URL(filePath: sentinel))
+            try setModificationDate(date, ofFileAt: sentinel)
+        }
+
+        func expectUntouched(sourceLocation: SourceLocation = #_sourceLocation) throws {
+            #expect(try Data(contentsOf: URL(filePath: sentinel)) == contents, sourceLocation: sourceLocation)
+            let modified = try FileManager.default.attributesOfItem(atPath: sentinel)[.modificationDate] as? Date
+            #expect(modified == date, sourceLocation: sourceLocation)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["sentinel"], sourceLocation: sourceLocation)
+        }
+    }
+
+    private func isSymbolicLink(_ path: String) -> Bool {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
+    }
+
+    /// Runs `body` on another thread and fails (instead of hanging the suite) if it does not
+    /// return within `seconds`.
+    private func expectReturns(within seconds: Double = 20, _ what: String, _ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            body()
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + seconds) == .success, "\(what) blocked")
+    }
+
+    private func budgeted(_ fixture: Fixture, limit: Int = 1 << 20) throws -> AppCache {
+        var configuration = fixture.configuration()
+        configuration.diskByteLimit = limit
+        return try AppCache(configuration: configuration)
+    }
+
+    private func writeJournal(_ fixture: Fixture, _ bodies: [String]) throws {
+        let text = ([DiskIndex.Record.begin].map(IndexJournal.line) + bodies.map { body in
+            let checksum = String(CRC32.checksum(Array(body.utf8)), radix: 16)
+            return String(repeating: "0", count: 8 - checksum.count) + checksum + " " + body + "\n"
+        }).joined()
+        try Data(text.utf8).write(to: URL(filePath: fixture.journalPath))
+    }
+
+    // MARK: - 1. Nothing outside the root
+
+    @Test(arguments: ["S 44 0 ../../sentinel", "S 44 0 user-alice/../../../sentinel", "D ../sentinel", "X ../", "I .tmp-x ../sentinel"])
+    func aCraftedJournalLineNeverReachesOutside(_ line: String) throws {
+        let fixture = try Fixture()
+        let outside = try Outside()
+        let relative = "../" + String(repeating: "../", count: 3) + outside.sentinel.dropFirst()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        try writeJournal(fixture, [line.replacingOccurrences(of: "../sentinel", with: relative)])
+        let cache = try budgeted(fixture, limit: 1)  // every write evicts
+        try cache.cacheItems(MenuItem.sampleMenu(count: 5))
+        #expect(cache.diskUsage <= 1)
+        cache.writeBackQueue.sync {}  // the index loads (and reports) in the background
+        try outside.expectUntouched()
+        #expect(fixture.diagnostics.errors.contains { $0.message.contains("journal is damaged") })
+    }
+
+    @Test func aSymlinkAtTheJournalIsRemovedNeverAppendedThrough() throws {
+        let fixture = try Fixture()
+        let outside = try Outside()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        try FileManager.default.removeItem(atPath: fixture.journalPath)
+        try FileManager.default.createSymbolicLink(atPath: fixture.journalPath, withDestinationPath: outside.sentinel)
+        try cache.cacheItems([Plain(value: 2)], forKey: "b")
+        try outside.expectUntouched()
+        #expect(!isSymbolicLink(fixture.journalPath))
+        #expect(fixture.diagnostics.errors.contains { $0.message.contains("symbolic link") })
+        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+    }
+
+    @Test func aSymlinkedUserDirectoryIsNeverWrittenThrough() throws {
+        let fixture = try Fixture()
+        let outside = try Outside()
+        let cache = try fixture.openCache()
+        try FileManager.default.createSymbolicLink(atPath: fixture.layout().userPath("alice"), withDestinationPath: outside.directory.path)
+        #expect(try cache.getCachedItems(Plain.self) == nil)
+        try cache.cacheItems([Plain(value: 1)])
+        try outside.expectUntouched()
+        #expect(!isSymbolicLink(fixture.layout().userPath("alice")))
+        #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 1)])
+    }
+
+    @Test func aSymlinkAtAnArchiveIsAMissAndItsTargetIsNeverRead() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)], forKey: "real")
+        // A link to another valid archive of this very collection's name would otherwise pass
+        // every check: it is refused as a link.
+        let copy = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: fixture.archivePath(Plain.self, key: "real"), toPath: copy.path + "/a.archive")
+        try FileManager.default.removeItem(atPath: fixture.archivePath(Plain.self, key: "real"))
+        try FileManager.default.createSymbolicLink(atPath: fixture.archivePath(Plain.self, key: "real"), withDestinationPath: copy.path + "/a.archive")
+        #expect(try cache.getCachedItems(Plain.self, forKey: "real") == nil)
+        #expect(!FileManager.default.fileExists(atPath: fixture.archivePath(Plain.self, key: "real")))
+        #expect(FileManager.default.fileExists(atPath: copy.path + "/a.archive"), "the link went, not its target")
+        #expect(fixture.diagnostics.codes.contains(.corruptArchive))
+    }
+
+    @Test func aSymlinkedVersionDirectoryIsReplacedAtOpen() throws {
+        let fixture = try Fixture()
+        let outside = try Outside()
+        try FileManager.default.createSymbolicLink(atPath: fixture.layout().versionPath, withDestinationPath: outside.directory.path)
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        try outside.expectUntouched()
+        #expect(!isSymbolicLink(fixture.layout().versionPath))
+    }
+
+    @Test func wipesNeverFollowLinks() throws {
+        let fixture = try Fixture()
+        let outside = try Outside()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        try FileManager.default.createSymbolicLink(atPath: fixture.layout().userPath("alice") + "/elsewhere", withDestinationPath: outside.directory.path)
+        try FileManager.default.createSymbolicLink(atPath: fixture.layout().versionPath + "/user-bob", withDestinationPath: outside.directory.path)
+        try cache.removeUser("alice")
+        try cache.removeAllUsers()
+        // Another schema version whose directory is a link: the link goes at open, not its target.
+        try FileManager.default.createSymbolicLink(atPath: fixture.rootPath + "/version-0", withDestinationPath: outside.directory.path)
+        _ = try fixture.openCache()
+        try outside.expectUntouched()
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-0"))
+    }
+
+    // MARK: - 2. Only regular files, nothing blocks
+
+    @Test func aFIFOAtAnArchivePathIsAMissNeverAHang() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)], forKey: "neighbour")
+        try FileManager.default.createDirectory(atPath: fixture.layout().userPath("alice"), withIntermediateDirectories: true)
+        #expect(mkfifo(fixture.archivePath(Plain.self), 0o600) == 0)
+        expectReturns("cachedDate") { #expect(cache.cachedDate(of: Plain.self) == nil) }
+        expectReturns("entries") { #expect((try? cache.entries())?.count == 1) }
+        expectReturns("the inspector") {
+            let listing = try? CacheRootListing.read(root: fixture.root, verifyChecksums: true)
+            #expect(listing?.unreadable.count == 1)
+            #expect(listing?.unreadable.first?.reason.contains("FIFO") == true)
+            #expect(listing?.archives.count == 1)
+        }
+        expectReturns("getCachedItems") { #expect((try? cache.getCachedItems(Plain.self)) ?? nil == nil) }
+        #expect(fixture.diagnostics.errors.contains { $0.code == .corruptArchive && $0.message.contains("FIFO") })
+        // The read removed it; the collection can be cached again.
+        try cache.cacheItems([Plain(value: 2)])
+        #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 2)])
+        expectReturns("removeExpired") { #expect((try? cache.removeExpired()) != nil) }
+    }
+
+    @Test func aFIFOAtTheJournalNeverBlocksABudgetedWrite() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        try FileManager.default.removeItem(atPath: fixture.journalPath)
+        #expect(mkfifo(fixture.journalPath, 0o600) == 0)
+        let cache = try budgeted(fixture)
+        expectReturns("a budgeted write") { #expect((try? cache.cacheItems([Plain(value: 2)], forKey: "b")) != nil) }
+        expectReturns("diskUsage") { #expect(cache.diskUsage == (try? fixture.measuredUsage())) }
+    }
+
+    // MARK: - 3. Bounded memory on any file
+
+    @Test func aHugeFileAtAnArchivePathIsNeverReadWhole() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        // 3 GB, sparse: costs no disk, and would cost 3 GB of memory if read.
+        let path = fixture.archivePath(Plain.self)
+        let handle = try FileHandle(forWritingTo: URL(filePath: path))
+        try handle.truncate(atOffset: 3 << 30)
+        try handle.close()
+        let before = residentBytes()
+        #expect(cache.cachedDate(of: Plain.self) == nil)
+        #expect(try cache.entries().isEmpty)
+        #expect(try CacheRootListing.read(root: fixture.root, verifyChecksums: true).unreadable.count == 1)
+        #expect(try cache.getCachedItems(Plain.self) == nil)
+        // Other tests run beside this one; 3 GB read whole would show far past this margin.
+        #expect(residentBytes() - before < 256 << 20)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aHeaderClaimingAHugeNameIsRejectedBeforeReadingIt() throws {
+        var header = ArchiveHeader(codec: 1, schemaVersion: 1, payloadLength: 0, payloadChecksum: 0, user: nil, cacheName: "Plains", key: nil)
+        header.flags = 0
+        var bytes = header.encoded()
+        // Name length 2 GiB: a reader that trusted it would allocate that much.
+        bytes.replaceSubrange(60..<64, with: [0, 0, 0, 0x80])
+        #expect(throws: ArchiveDefect.nameTooLong(0x8000_0000)) {
+            try bytes.withUnsafeBytes { try ArchiveHeader.requiredLength($0) }
+        }
+    }
+
+    // MARK: - 4. Numbers from files never trap
+
+    @Test func journalSizesThatAddPastIntMaxAreDamageNotACrash() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        // Each at the largest size a line may claim; together past Int.max.
+        try writeJournal(fixture, (0..<9000).map { "S \(DiskIndex.maximumSize) 0 shared/\($0).archive" })
+        let cache = try budgeted(fixture)
+        try cache.cacheItems([Plain(value: 2)], forKey: "b")
+        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        cache.writeBackQueue.sync {}  // the index loads (and reports) in the background
+        #expect(fixture.diagnostics.errors.contains { $0.message.contains("do not add up") })
+        // And lines past the largest size are refused outright.
+        try writeJournal(fixture, ["S 9223372036854775807 0 shared/x.archive", "S 9223372036854775807 0 shared/y.archive"])
+        #expect(try budgeted(fixture).diskUsage == (try fixture.measuredUsage()))
+    }
+
+    @Test func headerNumbersAtTheirExtremesAreReadWithoutTrapping() throws {
+        let fixture = try Fixture()
+        let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
+        for (schemaVersion, expiry) in [(Int64.min, Int64.max), (Int64.max, Int64.min + 1), (0, 0)] {
+            var header = ArchiveHeader(
+                codec: 1, schemaVersion: schemaVersion, expiryMilliseconds: expiry, payloadLength: 2,
+                payloadChecksum: CRC32.checksum(Data("[]".utf8)), user: "alice", cacheName: "Plains", key: nil)
+            header.flags = UInt32.max
+            let store = try fixture.store()
+            let path = store.layout.archivePath(for: key)
+            try FileManager.default.createDirectory(atPath: fixture.layout().userPath("alice"), withIntermediateDirectories: true)
+            try Data(header.encoded() + Array("[]".utf8)).write(to: URL(filePath: store.layout.absolutePath(path)))
+            let cache = try fixture.openCache()
+            _ = try cache.entries()
+            _ = try CacheRootListing.read(root: fixture.root, verifyChecksums: true)
+            _ = cache.cachedDate(of: Plain.self)
+            _ = try cache.getCachedItems(Plain.self)
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+/// The binary codec: every `Codable` shape round-trips as with JSON, models evolve as with
+/// JSON, and damaged or hostile payloads are errors, never crashes.
+struct BinaryCodecTests {
+    private func roundTrip<T: Codable & Equatable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (payload, size) = try BinaryPayloadEncoder.encode(value)
+        #expect(size > 0, sourceLocation: sourceLocation)
+        let decoded = try BinaryPayloadDecoder.decode(T.self, from: payload)
+        #expect(decoded == value, sourceLocation: sourceLocation)
+    }
+
+    /// Round-trips a collection the way the cache does (``PayloadCodec/encodeItems(_:)`` and
+    /// ``PayloadCodec/decodeItems(_:from:)``), and checks that those bytes are the array's.
+    private func roundTripItems<T: Codable & Equatable>(_ items: [T], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let payload = try PayloadCodec.binary.encodeItems(items)
+        #expect(payload == (try PayloadCodec.binary.encode(items)), sourceLocation: sourceLocation)
+        #expect(try PayloadCodec.binary.decodeItems(T.self, from: payload) == items, sourceLocation: sourceLocation)
+        try roundTrip(items, sourceLocation: sourceLocation)
+    }
+
+    struct Scalars: Codable, Equatable {
+        var bool = true
+        var string = "Grüße, 東京 🍜"
+        var empty = ""
+        var long = String(repeating: "é", count: 300)
+        var double = -0.0
+        var infinity = Double.infinity
+        var float: Float = 3.25
+        var int = Int.min
+        var int8 = Int8.min
+        var int16 = Int16.max
+        var int32 = Int32.min
+        var int64 = Int64.max
+        var uint = UInt.max
+        var uint8 = UInt8.max
+        var uint16 = UInt16.max
+        var uint32 = UInt32.max
+        var uint64 = UInt64.max
+        var none: Int?
+        var some: String? = "x"
+    }
+
+    struct Foundations: Codable, Equatable {
+        var date = Date(timeIntervalSinceReferenceDate: 700_000_000.123456)
+        var url = URL(string: "https://example.com/ü/path?q=a%20b#frag")!
+        var uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        var decimal = Decimal(string: "12345.6789")!
+        var data = Data((0...255).map(UInt8.init))
+        var dates: [Date] = [Date(timeIntervalSince1970: 0), .distantFuture]
+        var optionalURL: URL?
+    }
+
+    enum Shape: Codable, Equatable {
+        case point
+        case circle(radius: Double)
+        case rectangle(Double, Double)
+        case labelled(String, nested: [Shape])
+    }
+
+    enum Level: Int, Codable { case low = 1, high = 9 }
+
+    struct Collections: Codable, Equatable {
+        var byName: [String: [Int]] = ["a": [1, 2], "ß": [], "": [3]]
+        var byNumber: [Int: String] = [1: "one", -7: "minus seven"]
+        var byID: [UUID: Int] = [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!: 1]
+        var nested: [[String?]] = [["a", nil], [], [nil]]
+        var set: Set<Int> = [1, 5, 9]
+        var shapes: [Shape] = [.point, .circle(radius: 2), .rectangle(1, 2), .labelled("x", nested: [.point])]
+        var levels: [Level] = [.low, .high]
+        var kinds: [FeedPost.Kind] = [.photo, .link]
+        /// More keys than the decoder compares one by one: looked up by name in a dictionary.
+        var manyKeys: [String: Int] = Dictionary(uniqueKeysWithValues: (0..<40).map { ("key \($0) é", $0) })
+    }
+
+    class Base: Codable {
+        var name: String
+        init(name: String) { self.name = name }
+    }
+
+    final class Derived: Base, Equatable, @unchecked Sendable {
+        var extra: Int
+
+        init(name: String, extra: Int) {
+            self.extra = extra
+            super.init(name: name)
+        }
+
+        enum CodingKeys: String, CodingKey { case extra }
+
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            extra = try container.decode(Int.self, forKey: .extra)
+            try super.init(from: container.superDecoder())
+        }
+
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(extra, forKey: .extra)
+            try super.encode(to: container.superEncoder())
+        }
+
+        static func == (lhs: Derived, rhs: Derived) -> Bool { lhs.name == rhs.name && lhs.extra == rhs.extra }
+    }
+
+    @Test func everyStandardShapeRoundTrips() throws {
+        try roundTrip(Scalars())
+        try roundTrip(Foundations())
+        try roundTrip(Collections())
+        try roundTripItems([Derived(name: "base part", extra: 7)])
+        try roundTripItems(MenuItem.sampleMenu(count: 30))
+        try roundTripItems(FeedPost.sampleFeed(count: 30))
+        try roundTripItems([Note.make(1), Note.make(2), Note.make(15)])
+        try roundTripItems([Int]())
+        try roundTrip(["just", "strings"])
+        try roundTrip(Optional<Int>.none)
+        try roundTrip(42)
+    }
+
+    @Test func nanRoundTrips() throws {
+        let (payload, _) = try BinaryPayloadEncoder.encode([Double.nan, -Double.nan])
+        #expect(try BinaryPayloadDecoder.decode([Double].self, from: payload).allSatisfy(\.isNaN))
+    }
+
+    /// The same values come back as JSON gives them back (URLs, dates and decimals included).
+    @Test func decodesWhatJSONDecodes() throws {
+        let feed = FeedPost.sampleFeed(count: 50, seed: 3)
+        let viaJSON = try JSONDecoder().decode([FeedPost].self, from: JSONEncoder().encode(feed))
+        let viaBinary = try BinaryPayloadDecoder.decode([FeedPost].self, from: BinaryPayloadEncoder.encode(feed).payload)
+        #expect(viaBinary == viaJSON)
+        #expect(viaBinary == feed)
+    }
+
+    /// Keys are written once per payload, and the payload is smaller than JSON's.
+    @Test func keysAreStoredOncePerPayload() throws {
+        let items = MenuItem.sampleMenu(count: 100)
+        let payload = try BinaryPayloadEncoder.encode(items).payload
+        let text = String(decoding: payload, as: UTF8.self)
+        #expect(text.components(separatedBy: "itemDescription").count == 2)
+        #expect(Double(payload.count) <= 0.75 * Double(try JSONEncoder().encode(items).count))
+    }
+
+    // MARK: - Models evolve
+
+    struct Version1: Codable, Equatable {
+        var id: Int
+        var name: String
+        var removed: [String]
+        var price: Int
+    }
+
+    /// The same type a release later: a property removed, one added (optional), the rest
+    /// reordered, one changed from `Int` to `Double`.
+    struct Version2: Codable, Equatable {
+        var price: Double
+        var name: String
+        var added: String?
+        var id: Int
+    }
+
+    @Test func evolvedModelsReadOldPayloadsAsJSONWould() throws {
+        let old = [Version1(id: 1, name: "Laksa", removed: ["gone"], price: 12), Version1(id: 2, name: "Pho", removed: [], price: 9)]
+        let viaBinary = try BinaryPayloadDecoder.decode([Version2].self, from: BinaryPayloadEncoder.encode(old).payload)
+        let viaJSON = try JSONDecoder().decode([Version2].self, from: JSONEncoder().encode(old))
+        #expect(viaBinary == viaJSON)
+        #expect(viaBinary == [Version2(price: 12, name: "Laksa", added: nil, id: 1), Version2(price: 9, name: "Pho", added: nil, id: 2)])
+    }
+
+    @Test func aMissingRequiredPropertyIsAnError() throws {
+        struct Renamed: Codable { var identifier: Int }
+        let payload = try BinaryPayloadEncoder.encode([Version1(id: 1, name: "x", removed: [], price: 1)]).payload
+        #expect(throws: DecodingError.self) { try BinaryPayloadDecoder.decode([Renamed].self, from: payload) }
+        struct WrongType: Codable { var name: Int }
+        #expect(throws: DecodingError.self) { try BinaryPayloadDecoder.decode([WrongType].self, from: payload) }
+    }
+
+    // MARK: - Unusual encoders
+
+    /// A type that writes into an outer container after opening a nested one, and into the
+    /// nested one after that: a streaming encoder cannot, so the collection is written as JSON.
+    struct Interleaving: CacheableModel, Equatable {
+        var a: Int
+        var b: Int
+
+        enum Keys: String, CodingKey { case a, nested, b }
+        enum Inner: String, CodingKey { case value }
+
+        init(a: Int, b: Int) {
+            self.a = a
+            self.b = b
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            a = try container.decode(Int.self, forKey: .a)
+            b = try container.nestedContainer(keyedBy: Inner.self, forKey: .nested).decode(Int.self, forKey: .value)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var nested = container.nestedContainer(keyedBy: Inner.self, forKey: .nested)
+            try container.encode(a, forKey: .a)
+            try nested.encode(b, forKey: .value)
+        }
+    }
+
+    @Test func interleavedContainersFallBackToJSON() throws {
+        let items = [Interleaving(a: 1, b: 2)]
+        let encoded = try PayloadCodec.binary.encode(items)
+        #expect(encoded.codec == .json)
+        #expect(try encoded.codec.decode([Interleaving].self, from: encoded.payload) == items)
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems(items)
+        #expect(try fixture.openCache().getCachedItems(Interleaving.self) == items)
+    }
+
+    /// A custom `encode(to:)` that asks for its container twice, or encodes nothing.
+    @Test func repeatedAndEmptyContainersWork() throws {
+        struct Twice: Codable, Equatable {
+            var x: Int
+            var y: Int
+            enum CodingKeys: CodingKey { case x, y }
+            init(x: Int, y: Int) { self.x = x; self.y = y }
+            init(from decoder: any Decoder) throws {
+                x = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .x)
+                y = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .y)
+            }
+            func encode(to encoder: any Encoder) throws {
+                var first = encoder.container(keyedBy: CodingKeys.self)
+                try first.encode(x, forKey: .x)
+                var second = encoder.container(keyedBy: CodingKeys.self)
+                try second.encode(y, forKey: .y)
+            }
+        }
+        struct Nothing: Codable, Equatable {
+            init() {}
+            init(from decoder: any Decoder) throws {}
+            func encode(to encoder: any Encoder) throws {}
+        }
+        try roundTripItems([Twice(x: 1, y: 2), Twice(x: 3, y: 4)])
+        try roundTripItems([Nothing(), Nothing()])
+    }
+
+    /// Containers of one key type used at the same time (a recursive model, a container nested
+    /// in one of its own type, one kept past the next value's): each keeps its own place, as
+    /// the codec reuses containers only once nobody holds them.
+    @Test func containersOfOneKeyTypeInUseTogetherStayApart() throws {
+        struct Node: Codable, Equatable {
+            var name: String
+            var children: [Node]
+            var weight: Int
+        }
+        let tree = Node(name: "root", children: [
+            Node(name: "a", children: [Node(name: "a1", children: [], weight: 3)], weight: 2),
+            Node(name: "b", children: [], weight: 4),
+        ], weight: 1)
+        try roundTripItems([tree, tree])
+
+        struct SelfNested: Codable, Equatable {
+            var outer: Int
+            var inner: Int
+            enum CodingKeys: CodingKey { case value, child }
+            init(outer: Int, inner: Int) { self.outer = outer; self.inner = inner }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                let child = try container.nestedContainer(keyedBy: CodingKeys.self, forKey: .child)
+                inner = try child.decode(Int.self, forKey: .value)
+                // The outer container is read after the nested one of its own type.
+                outer = try container.decode(Int.self, forKey: .value)
+            }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                var child = container.nestedContainer(keyedBy: CodingKeys.self, forKey: .child)
+                try child.encode(inner, forKey: .value)
+                try container.encode(outer, forKey: .value)
+            }
+        }
+        try roundTripItems((0..<5).map { SelfNested(outer: $0, inner: 100 + $0) })
+    }
+
+    // MARK: - Hostile payloads
+
+    /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.
+    @Test func damagedPayloadsAreErrorsNeverCrashes() throws {
+        let payloads = [
+            try BinaryPayloadEncoder.encode(MenuItem.sampleMenu(count: 3)).payload,
+            try BinaryPayloadEncoder.encode(FeedPost.sampleFeed(count: 3)).payload,
+        ]
+        var topBitFlips = 0
+        var topBitFlipsDecoded = 0
+        for payload in payloads {
+            // A payload cut short loses its key table's offset: never decodable.
+            for length in 0..<payload.count {
+                #expect(tryDecode(payload.prefix(length)) == 0, "a payload cut to \(length) bytes decoded")
+            }
+            for bit in 0..<(payload.count * 8) {
+                var damaged = payload
+                damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+                let decoded = tryDecode(damaged) > 0
+                if bit % 8 == 7 {
+                    topBitFlips += 1
+                    if decoded { topBitFlipsDecoded += 1 }
+                }
+            }
+        }
+        // A low bit flipped inside text or a number leaves a valid payload (the archive's
+        // checksum is what catches those). A top bit flipped makes ASCII text ill-formed UTF-8,
+        // a tag unknown or a length absurd: refused, but in a number's bytes.
+        #expect(topBitFlipsDecoded < topBitFlips / 4, "\(topBitFlipsDecoded) of \(topBitFlips) payloads with a top bit flipped decoded")
+    }
+
+    /// At least 100,000 random mutations of payloads of both sample models, each decoded: no
+    /// crash, no hang, and most refused (a mutation rarely leaves a valid payload).
+    @Test func fuzzedPayloadsNeverCrash() throws {
+        let report = PayloadFuzzer.run(mutations: 100_000, seed: 42)
+        #expect(report.mutations == 100_000)
+        #expect(report.decoded + report.rejected == report.mutations)
+        #expect(report.rejected > report.mutations / 2)
+    }
+
+    private func tryDecode(_ payload: Data) -> Int {
+        let menu = (try? BinaryPayloadDecoder.decode([MenuItem].self, from: payload)) != nil
+        let feed = (try? BinaryPayloadDecoder.decode([FeedPost].self, from: payload)) != nil
+        return (menu ? 1 : 0) + (feed ? 1 : 0)
+    }
+}
