@@ -3,12 +3,12 @@ import Foundation
 /// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [--sizes N,N,...] [NAME ...]`
 ///
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
-/// NAME filters the benchmarks by substring: memory-hit, cache-items, disk-hit, flush,
-/// disk-budget, listing, scaling, concurrency, resident-memory.
+/// NAME filters the benchmarks by substring: resident-per-limit, resident-memory, codec,
+/// memory-hit, cache-items, disk-hit, flush, disk-budget, listing, scaling, concurrency.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-memory", "memory-hit", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
     ]
 
     static func main() throws {
@@ -18,6 +18,10 @@ struct AppCacheBenchmarks {
         var filters: [String] = []
         var sizes: [Int]?
         var arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == MemoryLimitFill.childFlag {
+            try MemoryLimitFill.run(Array(arguments.dropFirst()))
+            return
+        }
         while let argument = arguments.popFirst() {
             switch argument {
             case "--quick": quick = true
@@ -63,7 +67,9 @@ struct AppCacheBenchmarks {
         let scenarios = Scenarios(quick: quick, report: report, workDirectory: work, scalingSizes: sizes)
         for name in selected {
             switch name {
+            case "resident-per-limit": try scenarios.memoryLimit()
             case "resident-memory": try scenarios.residentMemory()
+            case "codec": try scenarios.codec()
             case "memory-hit": try scenarios.memoryHit()
             case "cache-items": try scenarios.cacheItems()
             case "disk-hit": try scenarios.diskHit()
@@ -73,7 +79,9 @@ struct AppCacheBenchmarks {
             case "concurrency": try scenarios.concurrency()
             case "scaling":
                 let series = try scenarios.scaling()
-                if let path = svgPath ?? (quick ? nil : "Benchmarks/scaling.svg") {
+                // A full run at the standard sizes refreshes the README's chart; a quick run or
+                // one at other sizes writes a chart only where `--svg` asks.
+                if let path = svgPath ?? (quick || sizes != nil ? nil : "Benchmarks/scaling.svg") {
                     let chart = ScalingChart(title: "AppCache: cost per operation as the cache grows", series: series)
                     try chart.svg().write(toFile: path, atomically: true, encoding: .utf8)
                     emit("\nwrote the scaling chart to \(path)")

@@ -30,6 +30,69 @@ struct Measurement: Sendable {
         return Measurement(perOperation: samples)
     }
 
+    /// Times `subject` and `baseline` in alternating runs of `iterations` calls each, after
+    /// one untimed warm-up of both. Each call is timed on its own and its result freed after
+    /// the clock stopped: what is timed is producing a result, not freeing it (the same for
+    /// subjects producing the same values), and memory is reused as in an app rather than
+    /// piling up (and faulting fresh pages in) over a run.
+    ///
+    /// On a shared, noisy machine two subjects timed minutes apart can see different machines;
+    /// timed in alternation, each pair of runs sees the same one, and the median of the pairs'
+    /// ratios is a steadier figure than the ratio of two medians.
+    ///
+    /// - Returns: both measurements, and the median of `subject / baseline` over the pairs.
+    ///
+    /// - Parameter timing: ``Timing/eachCall`` for calls long enough that reading the clock
+    ///   around each costs nothing to speak of; ``Timing/batch`` for sub-microsecond calls,
+    ///   timed together (their results, freed as they come, cost the same for both subjects).
+    static func paired<A, B>(
+        runs: Int, iterations: Int, timing: Timing = .eachCall, subject: () -> A, baseline: () -> B
+    ) -> (subject: Measurement, baseline: Measurement, ratio: Double) {
+        func time<R>(_ operation: () -> R) -> Double {
+            let clock = ContinuousClock()
+            if timing == .batch {
+                let start = clock.now
+                for _ in 0..<iterations { blackHole(operation()) }
+                return (clock.now - start).nanoseconds / Double(iterations)
+            }
+            var total = Duration.zero
+            for _ in 0..<iterations {
+                let start = clock.now
+                let result = operation()
+                total += clock.now - start
+                withExtendedLifetime(result) {}
+            }
+            return total.nanoseconds / Double(iterations)
+        }
+        _ = time(subject)
+        _ = time(baseline)
+        var subjectSamples: [Double] = []
+        var baselineSamples: [Double] = []
+        var ratios: [Double] = []
+        for run in 0..<runs {
+            // Alternating which goes first, so neither always runs on a cache the other warmed.
+            let a: Double
+            let b: Double
+            if run.isMultiple(of: 2) {
+                a = time(subject)
+                b = time(baseline)
+            } else {
+                b = time(baseline)
+                a = time(subject)
+            }
+            subjectSamples.append(a)
+            baselineSamples.append(b)
+            ratios.append(a / b)
+        }
+        return (Measurement(perOperation: subjectSamples), Measurement(perOperation: baselineSamples),
+                Measurement(perOperation: ratios).median)
+    }
+
+    /// How ``paired(runs:iterations:timing:subject:baseline:)`` reads the clock.
+    enum Timing {
+        case eachCall, batch
+    }
+
     /// Times `runs` single operations, each after an untimed `setup`, after one untimed
     /// warm-up.
     static func each<Prepared>(runs: Int, setup: () throws -> Prepared, _ operation: (Prepared) throws -> Void) rethrows -> Measurement {

@@ -29,6 +29,24 @@ enum PlainFiles {
         guard written == data.count else { throw POSIXFailure(operation: "write") }
     }
 
+    /// Reads the whole file at `path` with plain POSIX calls (open, fstat, read, close): the
+    /// cheapest read there is.
+    static func read(_ path: String) throws -> Data {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXFailure(operation: "open") }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw POSIXFailure(operation: "fstat") }
+        var data = Data(count: Int(info.st_size))
+        #if canImport(Glibc)
+        let count = data.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        #else
+        let count = data.withUnsafeMutableBytes { Darwin.read(descriptor, $0.baseAddress, $0.count) }
+        #endif
+        guard count == data.count else { throw POSIXFailure(operation: "read") }
+        return data
+    }
+
     /// Waits until the system has written out what earlier benchmarks left dirty (the seed's
     /// fsync-heavy saves above all), so a file-writing benchmark starts on a quiet disk.
     static func settleDisk() {
