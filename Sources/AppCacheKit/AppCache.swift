@@ -142,9 +142,10 @@ public final class AppCache: Sendable {
     }
 
     deinit {
-        ExitFlush.unregister(ObjectIdentifier(self))
         lifecycleSubscriptions.withLock { $0.cancel() }
         reportAll(writeDirtyEntries())
+        // Only now: an exit under way waits for registered caches being deinitialised.
+        ExitFlush.unregister(ObjectIdentifier(self))
     }
 
     /// The user whose collections the cache reads and writes; `nil` for the shared space.

@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit] [--seed N] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -21,14 +21,16 @@ import MenuModel
 /// - **damaged**: every truncation, every bit flip and edited header fields with a recomputed
 ///   checksum: a miss or the very collection written, never other data;
 /// - **fuzz**: the binary decoder on mutated payloads of both sample models (100,000 quick,
-///   50 million long), in children of a seed each: no crash, no hang.
+///   50 million long), in children of a seed each: no crash, no hang;
+/// - **exit**: a normal exit right after a cache's last reference went on another thread: every
+///   collection its `deinit` was writing must be on disk.
 ///
 /// Prints what it did and every violation; exits 1 on any. `--quick` (CI) takes under two
 /// minutes; the default is the long run whose figures the README quotes.
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit] [--seed N] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -44,7 +46,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -92,6 +94,8 @@ struct AppCacheTorture {
                     try HostileMode(base: base, report: report).run()
                 case "damaged":
                     try DamagedMode(base: base, quick: quick, report: report).run()
+                case "exit":
+                    try ExitMode(base: base, quick: quick, report: report).run()
                 case "fuzz":
                     var fuzz = FuzzMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try fuzz.run()
@@ -152,6 +156,10 @@ struct AppCacheTorture {
                 ).run()
             case "damaged":
                 try DamagedArchives(root: root, quick: flags.contains("--quick")).run()
+            case "exit-race":
+                try ExitRace.run(
+                    root: root, collections: Int(values["--collections"] ?? "100") ?? 100,
+                    pause: UInt32(values["--pause-microseconds"] ?? "0") ?? 0)
             case "fuzz":
                 FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
             default:

@@ -32,16 +32,35 @@ enum ExitFlush {
         }
     }
 
-    /// Forgets a cache that is going away.
+    /// Forgets a cache that is going away; its `deinit` calls this after writing what was
+    /// dirty.
     static func unregister(_ id: ObjectIdentifier) {
         registry.withLock { _ = $0.caches.removeValue(forKey: id) }
     }
 
     /// Flushes every live registered cache, reporting failures to its diagnostics hook.
+    ///
+    /// A cache whose last reference went on another thread just before the exit is in its
+    /// `deinit`, writing its dirty collections: its weak reference is already `nil` but it is
+    /// still registered. The exit waits for those writes (up to ``deinitWait``), or the process
+    /// would end in the middle of them and lose what they were writing.
     static func flushAll() {
-        let caches = registry.withLock { registry in registry.caches.values.compactMap(\.cache) }
-        for cache in caches {
-            cache.reportAll(cache.writeDirtyEntries())
+        var flushed = Set<ObjectIdentifier>()
+        let deadline = ContinuousClock.now + deinitWait
+        while true {
+            let (live, dying) = registry.withLock { registry -> ([AppCache], Bool) in
+                let live = registry.caches.filter { !flushed.contains($0.key) }.values.compactMap(\.cache)
+                return (live, registry.caches.values.contains { $0.cache == nil })
+            }
+            for cache in live {
+                flushed.insert(ObjectIdentifier(cache))
+                cache.reportAll(cache.writeDirtyEntries())
+            }
+            guard dying, ContinuousClock.now < deadline else { return }
+            usleep(1_000)
         }
     }
+
+    /// The longest an exit waits for caches that are being deinitialised on other threads.
+    static let deinitWait = Duration.seconds(5)
 }
