@@ -24,6 +24,35 @@ struct ArchiveHeaderTests {
         }
     }
 
+    @Test func validatorsMakeAFormatThreeHeaderThatRoundTrips() throws {
+        var header = Self.sample
+        header.validators = CacheValidators(etag: "\"ä1\"", lastModified: nil)
+        #expect(header.formatVersion == 3)
+        let bytes = header.encoded()
+        #expect(Array(bytes[4..<6]) == [3, 0])
+        #expect(Array(bytes[68..<72]) == [5, 0, 0, 0], "the ETag's length: 5 UTF-8 bytes")
+        #expect(Array(bytes[72..<76]) == [0xFF, 0xFF, 0xFF, 0xFF], "no Last-Modified")
+        #expect(bytes.count == 76 + 4 + 9 + 13 + 5 + 4)
+        let parsed = try bytes.withUnsafeBytes { try ArchiveHeader.parse($0) }
+        #expect(parsed.header == header)
+        #expect(parsed.header.validators == CacheValidators(etag: "\"ä1\""))
+        #expect(try bytes.withUnsafeBytes { try ArchiveHeader.requiredLength(UnsafeRawBufferPointer(rebasing: $0[0..<80])) } == bytes.count)
+
+        header.validators = nil
+        #expect(header.formatVersion == 2, "no validators: the format every earlier build of format 2 wrote")
+        #expect(header.encoded() == Self.sample.encoded())
+    }
+
+    @Test func aFormatThreeHeaderClaimingHugeValidatorsIsRefusedBeforeReading() {
+        var header = Self.sample
+        header.validators = CacheValidators(etag: "e", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT")
+        var bytes = header.encoded()
+        bytes.replaceSubrange(72..<76, with: [0xFF, 0xFF, 0xFF, 0x7F])
+        #expect(throws: ArchiveDefect.nameTooLong(0x7FFF_FFFF)) {
+            try bytes.withUnsafeBytes { try ArchiveHeader.requiredLength($0) }
+        }
+    }
+
     @Test func fixedFieldsSitAtTheirDocumentedOffsets() {
         let bytes = Self.sample.encoded()
         #expect(Array(bytes[0..<4]) == Array("ACA1".utf8))

@@ -2,7 +2,8 @@ import Foundation
 
 /// The self-describing header in front of every archive's payload.
 ///
-/// Layout, all integers little-endian (format version 2, what this build writes):
+/// Layout, all integers little-endian (format version 2, what this build writes for a collection
+/// without HTTP validators):
 ///
 /// | offset | size | field |
 /// |---|---|---|
@@ -22,6 +23,11 @@ import Foundation
 /// | 68 | n | user id, cache name and key, UTF-8 |
 /// | 68 + n | 4 | CRC-32 of all header bytes before it |
 ///
+/// Format version 3, what this build writes for a collection stored with HTTP validators
+/// (``CacheValidators``), is format 2 with two more lengths before the names: the ETag's at 68
+/// and the `Last-Modified` value's at 72 (`0xFFFFFFFF`: none), the names at 76, and the two
+/// values, UTF-8, after the key.
+///
 /// Format version 1 (still read) lacks the threshold and the decoded size: its payload length
 /// is at 28, its CRC at 36, its name lengths at 40, its names at 52.
 ///
@@ -30,6 +36,8 @@ import Foundation
 struct ArchiveHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("ACA1".utf8)
     static let currentFormatVersion: UInt16 = 2
+    /// The format of an archive that holds validators.
+    static let validatorsFormatVersion: UInt16 = 3
 
     var formatVersion: UInt16 = currentFormatVersion
     var codec: UInt16
@@ -47,6 +55,9 @@ struct ArchiveHeader: Equatable, Sendable {
     var user: String?
     var cacheName: String
     var key: String?
+    /// The collection's HTTP validators (format 3); `nil` when it has none.
+    var etag: String?
+    var lastModified: String?
 
     /// The longest user id, cache name or key a header may hold, in UTF-8 bytes. A header
     /// claiming more is damage: reading it can never cost more than a few hundred kilobytes.
@@ -62,9 +73,15 @@ struct ArchiveHeader: Equatable, Sendable {
 
         var payloadChecksum: Int { payloadLength + 8 }
         var userLength: Int { payloadLength + 12 }
+        /// Where the validators' lengths are (format 3), just before the names.
+        var validatorLengths: Int? { names == 76 ? 68 : nil }
 
         static func of(_ version: UInt16) -> Offsets {
-            version == 1 ? Offsets(payloadLength: 28, names: 52) : Offsets(payloadLength: 44, names: 68)
+            switch version {
+            case 1: Offsets(payloadLength: 28, names: 52)
+            case 2: Offsets(payloadLength: 44, names: 68)
+            default: Offsets(payloadLength: 44, names: 76)
+            }
         }
     }
 
@@ -98,13 +115,28 @@ struct ArchiveHeader: Equatable, Sendable {
         return milliseconds >= Double(Int64.max) ? Int64.max - 1 : Int64(max(milliseconds, Double(Int64.min + 1)))
     }
 
+    /// The header's validators; setting them picks the format version that holds them.
+    var validators: CacheValidators? {
+        get { etag == nil && lastModified == nil ? nil : CacheValidators(etag: etag, lastModified: lastModified) }
+        set {
+            (etag, lastModified) = (newValue?.etag, newValue?.lastModified)
+            if formatVersion >= Self.currentFormatVersion {
+                formatVersion = etag == nil && lastModified == nil ? Self.currentFormatVersion : Self.validatorsFormatVersion
+            }
+        }
+    }
+
     /// The header's bytes, checksum included, in its format version.
     func encoded() -> [UInt8] {
         let userBytes = user.map { Array($0.utf8) }
         let nameBytes = Array(cacheName.utf8)
         let keyBytes = key.map { Array($0.utf8) }
+        let etagBytes = formatVersion >= 3 ? etag.map { Array($0.utf8) } : nil
+        let lastModifiedBytes = formatVersion >= 3 ? lastModified.map { Array($0.utf8) } : nil
         var out = [UInt8]()
-        out.reserveCapacity(Self.fixedLength(formatVersion) + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0) + 4)
+        out.reserveCapacity(
+            Self.fixedLength(formatVersion) + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0)
+                + (etagBytes?.count ?? 0) + (lastModifiedBytes?.count ?? 0) + 4)
         out.append(contentsOf: Self.magic)
         out.appendLittleEndian(formatVersion)
         out.appendLittleEndian(codec)
@@ -120,9 +152,15 @@ struct ArchiveHeader: Equatable, Sendable {
         out.appendLittleEndian(userBytes.map { UInt32($0.count) } ?? UInt32.max)
         out.appendLittleEndian(UInt32(nameBytes.count))
         out.appendLittleEndian(keyBytes.map { UInt32($0.count) } ?? UInt32.max)
+        if formatVersion >= 3 {
+            out.appendLittleEndian(etagBytes.map { UInt32($0.count) } ?? UInt32.max)
+            out.appendLittleEndian(lastModifiedBytes.map { UInt32($0.count) } ?? UInt32.max)
+        }
         out.append(contentsOf: userBytes ?? [])
         out.append(contentsOf: nameBytes)
         out.append(contentsOf: keyBytes ?? [])
+        out.append(contentsOf: etagBytes ?? [])
+        out.append(contentsOf: lastModifiedBytes ?? [])
         out.appendLittleEndian(CRC32.checksum(out))
         return out
     }
@@ -161,6 +199,12 @@ struct ArchiveHeader: Equatable, Sendable {
         let user = try string(userLength, expected?.user)
         guard let cacheName = try string(nameLength, expected?.cacheName) else { throw .notAnArchive }
         let key = try string(keyLength, expected?.key)
+        var etag: String?
+        var lastModified: String?
+        if let validatorLengths = offsets.validatorLengths {
+            etag = try string(bytes.readLittleEndian(at: validatorLengths), nil)
+            lastModified = try string(bytes.readLittleEndian(at: validatorLengths + 4), nil)
+        }
         let expiry: Int64 = bytes.readLittleEndian(at: 20)
         var threshold: Int64?
         var decodedSize: UInt64?
@@ -181,7 +225,9 @@ struct ArchiveHeader: Equatable, Sendable {
             payloadChecksum: bytes.readLittleEndian(at: offsets.payloadChecksum),
             user: user,
             cacheName: cacheName,
-            key: key
+            key: key,
+            etag: etag,
+            lastModified: lastModified
         )
         return (header, length)
     }
@@ -199,7 +245,7 @@ struct ArchiveHeader: Equatable, Sendable {
         }
         guard prefix[0] == magic[0], prefix[1] == magic[1], prefix[2] == magic[2], prefix[3] == magic[3] else { throw .notAnArchive }
         let formatVersion: UInt16 = prefix.readLittleEndian(at: 4)
-        guard formatVersion == 1 || formatVersion == 2 else { throw .unsupportedFormat(formatVersion) }
+        guard (1...3).contains(formatVersion) else { throw .unsupportedFormat(formatVersion) }
         let offsets = Offsets.of(formatVersion)
         guard prefix.count >= offsets.names else { throw .truncated }
         func nameLength(at offset: Int, optional: Bool) throws(ArchiveDefect) -> Int {
@@ -208,8 +254,11 @@ struct ArchiveHeader: Equatable, Sendable {
             guard value <= UInt32(maximumNameLength) else { throw .nameTooLong(value) }
             return Int(value)
         }
-        let namesLength = try nameLength(at: offsets.userLength, optional: true) + nameLength(at: offsets.userLength + 4, optional: false)
+        var namesLength = try nameLength(at: offsets.userLength, optional: true) + nameLength(at: offsets.userLength + 4, optional: false)
             + nameLength(at: offsets.userLength + 8, optional: true)
+        if let validatorLengths = offsets.validatorLengths {
+            namesLength += try nameLength(at: validatorLengths, optional: true) + nameLength(at: validatorLengths + 4, optional: true)
+        }
         return offsets.names + namesLength + 4
     }
 

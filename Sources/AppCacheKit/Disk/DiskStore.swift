@@ -16,6 +16,8 @@ struct ArchiveRecord: Sendable {
     var stalenessThreshold: Duration? = nil
     /// The memory its items take decoded, estimated; `nil` when not recorded.
     var decodedSize: Int? = nil
+    /// The HTTP validators stored with the items; `nil` for none.
+    var validators: CacheValidators? = nil
 
     /// Whether the items must no longer be returned at `now`.
     func isExpired(at now: Date) -> Bool {
@@ -197,6 +199,11 @@ struct DiskStore: Sendable {
         header.expiry = record.expiry
         header.stalenessThreshold = record.stalenessThreshold
         header.isPinned = record.isPinned
+        // Validators too long for a header are not kept: the next fetch is then unconditional.
+        header.validators = record.validators.map { validators in
+            func fits(_ value: String?) -> String? { value.flatMap { $0.utf8.count <= ArchiveHeader.maximumNameLength ? $0 : nil } }
+            return CacheValidators(etag: fits(validators.etag), lastModified: fits(validators.lastModified))
+        }
         let headerBytes = header.encoded()
         do {
             let identity = try fileSystem.writeAtomically(
@@ -225,7 +232,7 @@ struct DiskStore: Sendable {
             ArchiveRecord(
                 payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: cachedDate,
                 expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
-                decodedSize: header.decodedSize.map { Int(clamping: $0) })
+                decodedSize: header.decodedSize.map { Int(clamping: $0) }, validators: header.validators)
         }
 
         var archiveKey: ArchiveKey {

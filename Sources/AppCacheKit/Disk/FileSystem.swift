@@ -263,6 +263,24 @@ struct FileSystem: Sendable {
         return (FileIdentity(info), Self.modificationDate(of: info))
     }
 
+    /// Sets the modification date of the regular file at `path` (no link followed) to `date`,
+    /// if it is still the file `identity`, leaving its bytes untouched.
+    ///
+    /// - Returns: the file's identity after the change; `nil` when no such file is there (it
+    ///   was removed or replaced meanwhile).
+    func redate(_ path: CachePath, ifStill identity: FileIdentity, to date: Date) throws(SystemError) -> FileIdentity? {
+        guard let directory = try openDirectory(of: path, create: false) else { return nil }
+        defer { if directory != version.descriptor { close(directory) } }
+        var info = stat()
+        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+            FileIdentity(info) == identity
+        else { return nil }
+        var times = [Self.makeTimespec(date), Self.makeTimespec(date)]
+        guard utimensat(directory, path.name, &times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .last("utimensat", displayPath(path)) }
+        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return FileIdentity(info)
+    }
+
     /// Whether the volume ignores the case of file names: the version directory's name
     /// upper-cased names it too.
     func isCaseInsensitive() -> Bool {

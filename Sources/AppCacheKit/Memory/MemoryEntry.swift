@@ -74,7 +74,7 @@ struct MemoryEntry {
     /// An `ItemsBox` of the model type in the entry's ``MemoryKey``.
     var items: AnyObject
     /// The moment the items were cached; becomes the archive's modification date when written.
-    let cachedDate: Date
+    private(set) var cachedDate: Date
     /// When the items stop being returned, unless pinned; `nil` for never.
     let expiry: Date?
     /// Whether the collection is pinned; changes without a new store.
@@ -129,6 +129,15 @@ struct MemoryEntry {
         details = Details(archiveKey: details.archiveKey, path: details.path, record: record)
         cost -= freed
         return freed
+    }
+
+    /// Dates the items as cached at `date` without changing them (the server said they are
+    /// current); a dirty entry's archive will carry the new date when written.
+    mutating func restamp(at date: Date) {
+        cachedDate = date
+        var record = details.record
+        record.cachedDate = date
+        details = Details(archiveKey: details.archiveKey, path: details.path, record: record)
     }
 
     /// Which collection it is.

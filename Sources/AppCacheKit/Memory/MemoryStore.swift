@@ -1,3 +1,5 @@
+import Foundation
+
 /// The memory layer: encoded collections with their decoded items, in exact LRU order, within a
 /// byte limit and an entry limit.
 ///
@@ -227,6 +229,36 @@ struct MemoryStore {
             return
         }
         lru.modifyValue(forKey: key) { $0.isPinned = pinned }
+    }
+
+    /// Dates the entry holding `archiveKey` as cached at `date`, items unchanged; a clean entry
+    /// takes `identity` as its archive file (the file re-dated on disk).
+    ///
+    /// A dirty entry gets a new generation, so that a write of it already under way (with the
+    /// old date) does not mark it clean.
+    ///
+    /// - Returns: whether memory holds the collection.
+    @discardableResult
+    mutating func restamp(_ archiveKey: ArchiveKey, at date: Date, identity: FileIdentity?) -> Bool {
+        guard let key = owners[archiveKey] else { return false }
+        mutations += 1
+        lastGeneration += 1
+        let generation = lastGeneration
+        func update(_ entry: inout MemoryEntry) {
+            entry.restamp(at: date)
+            if entry.isDirty {
+                entry.generation = generation
+            } else if let identity {
+                entry.diskIdentity = identity
+            }
+        }
+        if var entry = detached[key] {
+            update(&entry)
+            detached[key] = entry
+        } else {
+            lru.modifyValue(forKey: key) { update(&$0) }
+        }
+        return true
     }
 
     /// The entries of the user interned as `user` (`nil`: every user), for listings.
