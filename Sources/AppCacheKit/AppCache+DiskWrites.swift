@@ -17,10 +17,15 @@ extension AppCache {
 
     /// Runs a batch of disk changes under the write lock and the lock file (see ``DiskBook``),
     /// then brings the journal up to date, enforces the disk budget, and tells other processes
-    /// that the disk changed. Problems go to `diagnostics` after the locks are released.
+    /// that the disk changed. Problems go to `diagnostics`, and observers of
+    /// ``updates(of:forKey:)`` hear of a change, after the locks are released.
     func withDiskWrites<Result>(_ body: (inout DiskBook) throws -> Result) rethrows -> Result {
         var problems: [AppCacheError] = []
-        defer { reportAll(problems) }
+        var changed = false
+        defer {
+            if changed { observers.notifyAll() }
+            reportAll(problems)
+        }
         return try diskWrites.withLock { book in
             coordinator.lock()
             let crashed = coordinator.beginBatch()
@@ -40,6 +45,7 @@ extension AppCache {
                 }
                 book.finish()
                 if book.changedDisk {
+                    changed = true
                     let after = coordinator.didChange()
                     // This process's own change leaves what memory holds in agreement with the
                     // disk (it updated the entries it wrote), unless someone else's came between.

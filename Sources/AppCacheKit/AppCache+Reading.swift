@@ -35,7 +35,7 @@ extension AppCache {
             cachedDate = hit.cachedDate
         } else {
             guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
-            (items, cachedDate) = loaded
+            (items, cachedDate) = (loaded.items, loaded.cachedDate)
         }
         let age = Self.age(of: cachedDate, now: configuration.now())
         return CachedCollection(
@@ -50,8 +50,7 @@ extension AppCache {
     /// counts as stale too. Reads the cached date only (from memory, or the archive's
     /// modification date), never the items.
     public func isStale<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
-        guard let date = cachedDate(of: type, forKey: key) else { return true }
-        return Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold)
+        dating(type, forKey: key)?.isStale ?? true
     }
 
     /// When the collection of `Model` under `key` was cached; `nil` when there is none (or it
@@ -76,6 +75,13 @@ extension AppCache {
 
     // MARK: - Internal
 
+    /// When the collection of `Model` under `key` was cached and whether that is stale; `nil`
+    /// when there is none. Reads no items.
+    func dating<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> (cachedDate: Date, isStale: Bool)? {
+        guard let date = cachedDate(of: type, forKey: key) else { return nil }
+        return (date, Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold))
+    }
+
     /// The memory layer's answer for a model type and key of the current user, counting a hit
     /// or a miss; `nil` also when the entry must first be checked against its archive (another
     /// process or instance changed the disk since it was last checked).
@@ -98,7 +104,7 @@ extension AppCache {
     /// archive if another process may have changed it, look once more (another thread may have
     /// stored it meanwhile), then read the archive.
     @usableFromInline
-    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> (items: [Model], cachedDate: Date)? {
+    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> LoadedCollection<Model>? {
         let id = ObjectIdentifier(Model.self)
         let info = typeInfo(Model.self)
         guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return nil }
@@ -113,7 +119,9 @@ extension AppCache {
             let hit = MemoryHit(entry)
             guard hit.expires, hit.expiry <= configuration.now() else {
                 state.withLock { $0.memory.countHit() }
-                return (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate)
+                return LoadedCollection(
+                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, fromDisk: false,
+                    validators: entry.record.validators, isPinned: entry.isPinned)
             }
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
@@ -121,6 +129,17 @@ extension AppCache {
             return nil
         }
         return try load(Model.self, key: key, archiveKey: archiveKey, context: context)
+    }
+
+    /// A collection a read found after missing memory at first.
+    @usableFromInline
+    struct LoadedCollection<Model: CacheableModel> {
+        @usableFromInline var items: [Model]
+        @usableFromInline var cachedDate: Date
+        /// Whether it was read from its archive (`false`: memory had it after all).
+        var fromDisk: Bool
+        var validators: CacheValidators?
+        var isPinned: Bool
     }
 
     /// Who and when a read missed memory.
@@ -170,7 +189,7 @@ extension AppCache {
     /// Reads a collection memory did not have from disk and keeps it in memory, clean.
     private func load<Model: CacheableModel>(
         _ type: Model.Type, key: String?, archiveKey: ArchiveKey, context: MissContext
-    ) throws -> (items: [Model], cachedDate: Date)? {
+    ) throws -> LoadedCollection<Model>? {
         // Another model type sharing the cache name may hold this archive in memory: write it
         // out and let the disk rules (schema version, decoding) judge it, as they would
         // without memory.
@@ -230,7 +249,8 @@ extension AppCache {
             $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot), ifUnchangedSince: mutationsBeforeRead)
         }
         reportAll(spill(spills))
-        return (items, record.cachedDate)
+        return LoadedCollection(
+            items: items, cachedDate: record.cachedDate, fromDisk: true, validators: record.validators, isPinned: record.isPinned)
     }
 
     /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,

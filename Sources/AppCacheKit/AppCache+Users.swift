@@ -23,6 +23,7 @@ extension AppCache {
         }
         guard let previous else { return }
         let keys = state.withLock { $0.memory.evictAll(user: previous) }
+        observers.notifyAll()
         let failures = spill(keys)
         if let first = failures.first {
             throw AppCacheError(
@@ -33,18 +34,60 @@ extension AppCache {
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared
-    /// space. The current user stays the current user.
+    /// space.
+    ///
+    /// Removing the current user also signs out (the current user becomes `nil`), so a write
+    /// that follows cannot land in the wiped user's space; removing another user leaves the
+    /// current one as it is. Dirty collections of `user` are dropped, not written first. Writes
+    /// bound to a ``CacheSession`` of `user` taken before are dropped too, and so are the
+    /// results of loads that began for them.
     ///
     /// The user's directory leaves view in one rename, so a crash never leaves part of it
     /// readable; what the deletion after it could not finish goes on the next open.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
-    ///   out of view; their archives are then unchanged.
+    ///   out of view; their archives are then unchanged (memory no longer holds them).
     public func removeUser(_ user: String?) throws {
-        try wipe { _ in [user] }
+        try wipe { state in
+            if user != nil, state.user == user { state.switchUser(to: nil) }
+            return [user]
+        }
+    }
+
+    /// Signs out: the shared space (user `nil`) becomes current, and, if asked, the previous
+    /// user's data is removed, from memory and disk, without first writing their dirty
+    /// collections.
+    ///
+    /// With `removingData: false` this is ``switchUser(to:)`` with `nil`: the previous user's
+    /// dirty collections are written to their own directory and their data stays for their next
+    /// sign-in. With `true` it is one step: no write of theirs can land between the switch and
+    /// the removal, and writes or loads bound to a session of theirs taken before are dropped.
+    /// Signing out when already signed out changes nothing and removes nothing.
+    ///
+    /// ```swift
+    /// try cache.signOut(removingData: true)     // a logout on a shared device
+    /// ```
+    ///
+    /// - Parameter removingData: whether the previous user's data goes too.
+    /// - Throws: with `removingData`, `permissionDenied` or `ioFailure` when the user's
+    ///   directory cannot be moved out of view (the cache is signed out all the same, and their
+    ///   collections have left memory); without, what ``switchUser(to:)`` throws.
+    public func signOut(removingData: Bool) throws {
+        guard removingData else {
+            try switchUser(to: nil)
+            return
+        }
+        try wipe { state in
+            guard let previous = state.user else { return [] }
+            state.switchUser(to: nil)
+            return [previous]
+        }
     }
 
     /// Removes the data of every user and of the shared space, from memory and disk.
+    ///
+    /// The current user stays current, with no data; writes bound to a session taken before
+    /// are dropped.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when a user's directory cannot be moved out
     ///   of view; the users removed before it stay removed, the others are unchanged.
@@ -55,17 +98,21 @@ extension AppCache {
     // MARK: - Internal
 
     /// Removes every collection of some users, from memory and disk; `resolveUsers` names them
-    /// inside the lock (the current one, or given ones); `allUsers` takes every user directory
-    /// on disk and every user in memory instead.
-    func wipe(allUsers: Bool = false, _ resolveUsers: (State) -> [String?]) throws {
+    /// inside the lock (the current one, or given ones) and may switch the current user in the
+    /// same step; `allUsers` takes every user directory on disk and every user in memory
+    /// instead. Sessions of the removed users stop holding.
+    func wipe(allUsers: Bool = false, _ resolveUsers: (inout State) -> [String?]) throws {
         var trashes: [String] = []
         defer {
+            observers.notifyAll()
             reportAll(trashes.compactMap { store.deleteTrash($0) })
         }
         try withDiskWrites { book in
             let directories = state.withLock { state -> [String] in
-                let users = allUsers ? Array(state.userSlots.keys) : resolveUsers(state)
+                let users = allUsers ? Array(state.userSlots.keys) : resolveUsers(&state)
+                if allUsers { state.removalsOfAll += 1 }
                 for user in users {
+                    state.didRemoveData(of: user)
                     if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
                 }
                 return users.map(CacheLayout.userDirectoryName)

@@ -43,6 +43,12 @@ public final class AppCache: Sendable {
     let pendingUses = Locked<[CachePath]>([])
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleSubscriptions = Locked(LifecycleSubscriptions())
+    /// The streams of ``updates(of:forKey:)``, told of every change.
+    let observers = ChangeObservers()
+    /// The fetches of ``load(_:forKey:policy:fetch:)`` under way, shared by equal loads.
+    let flights = FlightTable()
+    /// Serialises ``updateItems(_:forKey:_:)`` per collection.
+    let updateLocks = StripedLock()
 
     struct State {
         var user: String?
@@ -54,9 +60,32 @@ public final class AppCache: Sendable {
         var writeBackScheduled = false
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
+        /// How often each user's data was removed (a logout wipe); a ``CacheSession`` holds
+        /// only while its user's count is the one it was taken with.
+        var removals: [String?: UInt64] = [:]
+        /// How often every user's data was removed at once.
+        var removalsOfAll: UInt64 = 0
+        /// Bumped by every change of the current user.
+        var switches: UInt64 = 0
+
+        /// The current user, as a session for writes bound to them.
+        var session: CacheSession {
+            CacheSession(user: user, removals: removals[user] ?? 0, removalsOfAll: removalsOfAll)
+        }
+
+        /// Whether `session`'s user still has the data the session was taken with.
+        func holds(_ session: CacheSession) -> Bool {
+            session.removalsOfAll == removalsOfAll && session.removals == removals[session.user] ?? 0
+        }
+
+        /// Notes that `user`'s data was removed: sessions of theirs stop holding.
+        mutating func didRemoveData(of user: String?) {
+            removals[user, default: 0] += 1
+        }
 
         mutating func switchUser(to user: String?) {
             self.user = user
+            switches += 1
             if let slot = userSlots[user] {
                 userSlot = slot
             } else {
@@ -153,6 +182,12 @@ public final class AppCache: Sendable {
         state.withLock { $0.user }
     }
 
+    /// The current user, as a session: take it when work for the user begins, and bind the
+    /// write at its end to it with ``cacheItems(_:forKey:expiresAfter:pinned:for:)``.
+    public var session: CacheSession {
+        state.withLock { $0.session }
+    }
+
     /// Caches `items` as the collection of `Model` under `key`, replacing what was there.
     ///
     /// The items are encoded once and kept in memory with the moment of the call, which
@@ -175,6 +210,71 @@ public final class AppCache: Sendable {
     public func cacheItems<Model: CacheableModel>(
         _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil
     ) throws {
+        try store(items, forKey: key, expiresAfter: timeToLive, pinned: false, validators: nil, session: nil)
+    }
+
+    /// Caches `items` as the collection of `Model` under `key`, pinned or not, in one write.
+    ///
+    /// The same as ``cacheItems(_:forKey:expiresAfter:)`` followed by ``pin(_:forKey:)``, without
+    /// writing the archive twice: a pinned collection ignores its time to live and is the last
+    /// to leave a full disk.
+    ///
+    /// - Parameters:
+    ///   - items: the collection to cache.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - timeToLive: how long the items may be returned at all once unpinned; `nil` for no limit.
+    ///   - pinned: whether the collection is pinned.
+    /// - Throws: what ``cacheItems(_:forKey:expiresAfter:)`` throws.
+    public func cacheItems<Model: CacheableModel>(
+        _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil, pinned: Bool
+    ) throws {
+        try store(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: nil)
+    }
+
+    /// Caches `items` for the user of `session`, or drops them if that user's data was removed
+    /// since the session was taken: the write of a model layer that started work for a user.
+    ///
+    /// A refresh that began for alice lands in alice's space even if bob signed in meanwhile,
+    /// and nowhere if alice signed out with ``signOut(removingData:)``, was removed with
+    /// ``removeUser(_:)`` or ``removeAllUsers()``, or had ``removeAll(includingPinned:)`` called:
+    /// a logout never comes back as cached data. For the current user the write is the same as
+    /// ``cacheItems(_:forKey:expiresAfter:pinned:)``; for another user the archive is written to
+    /// that user's directory at once, without entering memory.
+    ///
+    /// ```swift
+    /// let session = cache.session               // before the work starts
+    /// let posts = try await api.posts()
+    /// try cache.cacheItems(posts, forKey: "top", for: session)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - items: the collection to cache.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - timeToLive: how long the items may be returned at all; `nil` for no limit.
+    ///   - pinned: whether the collection is pinned.
+    ///   - session: the user the write belongs to, taken from ``session`` when the work began.
+    /// - Returns: `true` when the items were cached, `false` when they were dropped.
+    /// - Throws: what ``cacheItems(_:forKey:expiresAfter:)`` throws.
+    @discardableResult
+    public func cacheItems<Model: CacheableModel>(
+        _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil, pinned: Bool = false,
+        for session: CacheSession
+    ) throws -> Bool {
+        try store(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: session) != nil
+    }
+
+    // MARK: - Internal
+
+    /// Caches `items` as every public write does: encoded once, kept in memory for the current
+    /// user (written through with a `writeBackDelay` of zero), or written straight to disk for
+    /// a session's user who is no longer current; dropped when `session`'s user was removed.
+    ///
+    /// - Returns: the items' cached date; `nil` when they were dropped.
+    @discardableResult
+    func store<Model: CacheableModel>(
+        _ items: [Model], forKey key: String?, expiresAfter timeToLive: Duration?, pinned: Bool,
+        validators: CacheValidators?, session: CacheSession?
+    ) throws -> Date? {
         let info = typeInfo(Model.self)
         try Self.checkKey(key, cacheName: info.cacheName)
         let encoded: (payload: Data, codec: PayloadCodec, decodedSize: Int)
@@ -187,10 +287,12 @@ public final class AppCache: Sendable {
                 cacheName: info.cacheName, key: key, underlyingError: error)
         }
         let now = configuration.now()
-        let record = ArchiveRecord(
+        var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
             cachedDate: now, expiry: timeToLive.map { now.addingTimeInterval(Self.seconds($0)) },
             stalenessThreshold: info.threshold, decodedSize: encoded.decodedSize)
+        record.isPinned = pinned
+        record.validators = validators
         let type = ObjectIdentifier(Model.self)
         let writeThrough = configuration.writeBackDelay == .zero
 
@@ -201,28 +303,63 @@ public final class AppCache: Sendable {
                 items: ItemsBox(items), isDirty: !writeThrough)
         }
 
-        let spills: [MemoryKey]
-        if writeThrough {
-            spills = try withDiskWrites { book in
-                let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-                var entry = entry(for: user)
-                entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
-                return state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
+        func destination(_ state: State) -> Destination {
+            guard let session else { return .memory }
+            guard state.holds(session) else { return .nowhere }
+            return state.user == session.user ? .memory : .diskOnly
+        }
+
+        var spills: [MemoryKey] = []
+        /// Decides and writes under the disk lock: write-through, or a session's user who is
+        /// no longer current.
+        func writeUnderDiskLock() throws -> Bool {
+            try withDiskWrites { book -> Bool in
+                let (user, slot, target) = state.withLock { ($0.user, $0.userSlot, destination($0)) }
+                switch target {
+                case .nowhere:
+                    return false
+                case .diskOnly:
+                    var entry = entry(for: session?.user)
+                    // A dirty copy waiting in memory for that user is older than these items.
+                    state.withLock { $0.memory.remove(entry.archiveKey) }
+                    entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
+                    return true
+                case .memory:
+                    var entry = entry(for: user)
+                    if writeThrough {
+                        entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
+                    }
+                    spills = state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
+                    if !writeThrough { scheduleWriteBack() }
+                    return true
+                }
             }
+        }
+
+        if writeThrough {
+            guard try writeUnderDiskLock() else { return nil }
         } else {
             let user = state.withLock { $0.user }
             let prepared = entry(for: user)
-            spills = state.withLock { state in
-                // The user may have switched while the path was computed: store for the current one.
-                let entry = state.user == user ? prepared : entry(for: state.user)
-                return state.memory.store(entry, for: MemoryKey(type: type, key: key, user: state.userSlot))
+            let target = state.withLock { state -> Destination in
+                let target = destination(state)
+                if target == .memory {
+                    // The user may have switched while the path was computed: store for the current one.
+                    let entry = state.user == user ? prepared : entry(for: state.user)
+                    spills = state.memory.store(entry, for: MemoryKey(type: type, key: key, user: state.userSlot))
+                }
+                return target
             }
-            scheduleWriteBack()
+            switch target {
+            case .nowhere: return nil
+            case .diskOnly: guard try writeUnderDiskLock() else { return nil }
+            case .memory: scheduleWriteBack()
+            }
         }
+        observers.notify(cacheName: info.cacheName, key: key)
         reportAll(spill(spills))
+        return now
     }
-
-    // MARK: - Internal
 
     func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {
         let id = ObjectIdentifier(Model.self)
@@ -258,6 +395,9 @@ public final class AppCache: Sendable {
     static func age(of cachedDate: Date, now: Date) -> Duration {
         .seconds(now.timeIntervalSince(cachedDate))
     }
+
+    /// Where a write goes, decided inside the state lock.
+    enum Destination { case memory, diskOnly, nowhere }
 
     static func isStale(age: Duration, threshold: Duration) -> Bool {
         age > threshold || age < .zero - threshold

@@ -49,7 +49,8 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         public static let ioFailure = Code("ioFailure")
         /// A directory given as a cache root holds no AppCache data.
         public static let notACache = Code("notACache")
-        /// There is no cached collection to act on (pinning a collection that is not cached).
+        /// There is no cached collection to act on: pinning a collection that is not cached, or
+        /// a load's fetch answering `.notModified` when nothing is cached.
         public static let notCached = Code("notCached")
         /// Data of another app schema version could not be wiped when the cache opened. The
         /// cache refuses to open rather than mix old and new data.

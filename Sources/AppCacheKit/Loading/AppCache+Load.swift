@@ -1,0 +1,263 @@
+import Foundation
+
+extension AppCache {
+    /// Loads the collection of `Model` under `key` the way a screen wants it: what is cached at
+    /// once, then, when it is stale or missing, what `fetch` brings, stored for the next time.
+    ///
+    /// The stream yields one or two ``LoadedItems`` and finishes:
+    ///
+    /// - ``LoadPolicy/staleWhileRevalidate`` (the default) yields the cached items (from memory
+    ///   or disk) first; when they are fresh it finishes without fetching; when they are stale or
+    ///   missing it fetches, stores the result as ``cacheItems(_:forKey:expiresAfter:)`` would,
+    ///   and yields it.
+    /// - ``LoadPolicy/cacheFirst`` yields any cached items, even stale, and finishes; it fetches
+    ///   only when nothing is cached.
+    /// - ``LoadPolicy/fetchFirst`` fetches first and yields the result; cached items are the
+    ///   fallback when the fetch fails.
+    ///
+    /// When `fetch` throws and cached items exist, they are yielded (again) with
+    /// ``LoadedItems/refreshError`` set and the stream finishes normally: offline, the screen
+    /// keeps what it had. The stream throws `fetch`'s error, as thrown, only when it has no
+    /// items to give.
+    ///
+    /// Loads of the same user, type and key that need a fetch while one is under way share it:
+    /// `fetch` runs once and every one of them gets its result. `fetch` receives the validators
+    /// stored with the collection (`nil` when none); answering ``FetchResult/notModified``
+    /// re-dates the cached collection as cached now without rewriting it, and yields it with
+    /// source ``LoadedItems/Source/notModified``; with nothing cached that is an error
+    /// (``AppCacheError/Code/notCached``).
+    ///
+    /// The result is stored for the user who was current when the load began, even if another
+    /// signed in meanwhile; if that user's data was removed meanwhile (``signOut(removingData:)``,
+    /// ``removeUser(_:)``, ``removeAll(includingPinned:)``), it is dropped and the stream
+    /// finishes without yielding it. A refresh keeps the collection's pin; it has no expiry.
+    ///
+    /// ```swift
+    /// let feed = cache.load(Post.self, forKey: "top", fetch: { validators in
+    ///     try await api.topPosts(ifNoneMatch: validators?.etag)
+    /// })
+    /// for try await loaded in feed {
+    ///     show(loaded.items)                  // cached first, then fresh
+    /// }
+    /// ```
+    ///
+    /// Disk reads and decoding run off the caller's executor: a load started on the main actor
+    /// never blocks it on file I/O. Ending the consuming task ends the stream; a fetch that no
+    /// stream waits for any more is cancelled, and a cancelled fetch stores nothing.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: when to fetch.
+    ///   - fetch: brings the current items, given the stored validators. Runs on a task of its
+    ///     own, once per flight.
+    /// - Returns: a stream of one or two answers.
+    public func load<Model: CacheableModel>(
+        _ type: Model.Type,
+        forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
+        // and no fetch. It is given without a task, from a stream that hands it over without
+        // suspending its consumer.
+        if policy != .fetchFirst, let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
+            let age = Self.age(of: hit.cachedDate, now: configuration.now())
+            let isStale = Self.isStale(age: age, threshold: typeInfo(Model.self).threshold)
+            if !isStale || policy == .cacheFirst {
+                let answer = Locked<LoadedItems<Model>?>(LoadedItems(
+                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, isStale: isStale,
+                    source: .memory))
+                return AsyncThrowingStream(unfolding: { answer.withLock { answer in defer { answer = nil }; return answer } })
+            }
+        }
+        let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
+        let (session, switches) = state.withLock { ($0.session, $0.switches) }
+        let task = Task.detached { [self] in
+            do {
+                try await runLoad(
+                    Model.self, key: key, policy: policy, session: session, switches: switches, fetch: fetch,
+                    yield: { continuation.yield($0) })
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    // MARK: - Internal
+
+    /// What a load found cached, and what a refresh keeps of it.
+    struct CachedForLoad<Model: CacheableModel> {
+        var loaded: LoadedItems<Model>
+        var validators: CacheValidators?
+        var isPinned: Bool
+    }
+
+    /// The steps of a load, on the load's own task.
+    func runLoad<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, policy: LoadPolicy, session: CacheSession, switches: UInt64,
+        fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>,
+        yield: (LoadedItems<Model>) -> Void
+    ) async throws {
+        var cached = try readForLoad(Model.self, key: key, switches: switches)
+        switch policy {
+        case .staleWhileRevalidate:
+            if let cached {
+                yield(cached.loaded)
+                if !cached.loaded.isStale { return }
+            }
+        case .cacheFirst:
+            if let cached {
+                yield(cached.loaded)
+                return
+            }
+        case .fetchFirst:
+            break
+        }
+        if Task.isCancelled { return }
+        let validators = cached?.validators
+        let isPinned = cached?.isPinned ?? false
+        let outcome = await flights.join(
+            FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
+        ) { [self] in
+            await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, fetch: fetch)
+        }
+        switch outcome {
+        case .items(let items, let cachedDate):
+            yield(LoadedItems(items: items, cachedDate: cachedDate, isStale: false, source: .fetch))
+        case .notModified(let cachedDate):
+            if cached == nil { cached = try readForLoad(Model.self, key: key, switches: switches) }
+            guard var current = cached?.loaded else {
+                throw AppCacheError(
+                    code: .notCached, message: "The fetch answered notModified, but the collection is no longer cached.",
+                    cacheName: typeInfo(Model.self).cacheName, key: key)
+            }
+            (current.cachedDate, current.isStale, current.source) = (cachedDate, false, .notModified)
+            yield(current)
+        case .failed(let error):
+            guard var fallback = cached?.loaded else { throw error }
+            fallback.refreshError = error
+            yield(fallback)
+        case .dropped, .cancelled:
+            return
+        }
+    }
+
+    /// The collection as cached for the current user, if the user has not changed since the
+    /// load began (`switches`): a load never shows another user's items.
+    func readForLoad<Model: CacheableModel>(_ type: Model.Type, key: String?, switches: UInt64) throws -> CachedForLoad<Model>? {
+        let info = typeInfo(Model.self)
+        var found: (items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool)?
+        if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
+            let facts = state.withLock { state -> (CacheValidators?, Bool)? in
+                guard let owner = state.memory.owner(of: ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)),
+                    let entry = state.memory.peek(owner)
+                else { return nil }
+                return (entry.record.validators, entry.isPinned)
+            }
+            found = (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate, .memory, facts?.0, facts?.1 ?? false)
+        } else if let loaded = try loadAfterMiss(Model.self, key: key) {
+            found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned)
+        }
+        guard let found, state.withLock({ $0.switches }) == switches else { return nil }
+        let age = Self.age(of: found.cachedDate, now: configuration.now())
+        return CachedForLoad(
+            loaded: LoadedItems(
+                items: found.items, cachedDate: found.cachedDate, isStale: Self.isStale(age: age, threshold: info.threshold),
+                source: found.source),
+            validators: found.validators, isPinned: found.isPinned)
+    }
+
+    /// Runs `fetch` once for a flight and stores what it brings for `session`'s user.
+    func performFetch<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, session: CacheSession, validators: CacheValidators?, isPinned: Bool,
+        fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
+    ) async -> Flight<Model>.Outcome {
+        let result: FetchResult<Model>
+        do {
+            result = try await fetch(validators)
+        } catch {
+            return Task.isCancelled ? .cancelled : .failed(error)
+        }
+        // Nobody waits for a cancelled fetch: what it brought is not stored.
+        if Task.isCancelled { return .cancelled }
+        do {
+            switch result {
+            case .items(let items, let validators):
+                guard let cachedDate = try store(
+                    items, forKey: key, expiresAfter: nil, pinned: isPinned, validators: validators, session: session)
+                else { return .dropped }
+                return .items(items, cachedDate: cachedDate)
+            case .notModified:
+                switch try restamp(Model.self, key: key, session: session) {
+                case .restamped(let date): return .notModified(cachedDate: date)
+                case .dropped: return .dropped
+                case .nothingCached:
+                    return .failed(AppCacheError(
+                        code: .notCached, message: "The fetch answered notModified, but nothing is cached to stand for it.",
+                        cacheName: typeInfo(Model.self).cacheName, key: key))
+                }
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// What re-dating a collection did.
+    enum Restamp {
+        case restamped(Date)
+        /// The session's user's data was removed: nothing changed.
+        case dropped
+        case nothingCached
+    }
+
+    /// Re-dates the collection of `Model` under `key` of `session`'s user as cached now, without
+    /// rewriting its items: a dirty one in memory carries the new date to its write; an archive
+    /// gets a new modification date, its bytes untouched.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the archive's date cannot be set.
+    func restamp<Model: CacheableModel>(_ type: Model.Type, key: String?, session: CacheSession) throws -> Restamp {
+        let info = typeInfo(Model.self)
+        let archiveKey = ArchiveKey(user: session.user, cacheName: info.cacheName, key: key)
+        let now = configuration.now()
+        return try withDiskWrites { book -> Restamp in
+            let (holds, isCurrent, held) = state.withLock { state -> (Bool, Bool, MemoryEntry?) in
+                let isCurrent = state.user == session.user
+                let held = isCurrent ? state.memory.owner(of: archiveKey).flatMap { state.memory.peek($0) } : nil
+                return (state.holds(session), isCurrent, held)
+            }
+            guard holds else { return .dropped }
+            if let held, held.isDirty {
+                state.withLock { state in _ = state.memory.restamp(archiveKey, at: now, identity: nil) }
+                return .restamped(now)
+            }
+            let path = store.layout.archivePath(for: archiveKey)
+            guard let onDisk = store.fileSystem.identity(of: path) else { return .nothingCached }
+            let redated: FileIdentity?
+            do throws(SystemError) {
+                redated = try store.fileSystem.redate(path, ifStill: onDisk.identity, to: now)
+            } catch {
+                throw AppCacheError(
+                    code: error.code, message: "The cached items could not be re-dated; they keep their date.",
+                    cacheName: info.cacheName, key: key, path: error.path, underlyingError: error)
+            }
+            guard let redated else { return .nothingCached }
+            book.changedDisk = true
+            if isCurrent {
+                state.withLock { state in
+                    // Memory's copy is this very file, re-dated; or another writer replaced the
+                    // file, and the next read takes it from disk.
+                    if let held, held.diskIdentity == onDisk.identity {
+                        state.memory.restamp(archiveKey, at: now, identity: redated)
+                    } else {
+                        state.memory.remove(archiveKey)
+                    }
+                }
+            }
+            return .restamped(now)
+        }
+    }
+}

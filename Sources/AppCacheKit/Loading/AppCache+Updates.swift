@@ -1,0 +1,103 @@
+import Foundation
+
+extension AppCache {
+    /// The collection of `Model` under `key` of the current user, now and after every change.
+    ///
+    /// The stream yields the current items at once (`nil` when none), then the items after every
+    /// change to that collection: ``cacheItems(_:forKey:expiresAfter:)`` (and loads, updates and
+    /// single-item writes), removals, expiry (when the time to live passes, with no call needed),
+    /// wipes, and user switches (then the new user's items, or `nil`). Rapid changes may
+    /// coalesce into one value, but a value never follows a newer one. Changes written by
+    /// another process sharing the root are yielded within about a second of reaching its disk.
+    ///
+    /// ```swift
+    /// for await posts in cache.updates(of: Post.self, forKey: "top") {
+    ///     render(posts ?? [])
+    /// }
+    /// ```
+    ///
+    /// Reads run on a task of the stream's own, off the caller's executor. Ending the
+    /// consuming task ends the stream and frees what it held; the stream does not keep the
+    /// cache alive between changes.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    /// - Returns: a stream of the collection's items, newest last.
+    public func updates<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> AsyncStream<[Model]?> {
+        let (stream, continuation) = StreamPair.nonThrowing(of: [Model]?.self, bufferingPolicy: .bufferingNewest(1))
+        let signal = ChangeSignal()
+        let identifier = observers.add(cacheName: typeInfo(Model.self).cacheName, key: key, signal: signal)
+        let task = Task.detached { [weak self] in
+            var last: Observed<Model>?
+            var seen = (fires: UInt64(0), change: UInt64.max)
+            var timeout = Self.observationPollInterval
+            while !Task.isCancelled {
+                do {
+                    guard let self else { break }
+                    let now = (fires: signal.fireCount, change: coordinator.changeCount)
+                    let expired = last?.expiry.map { $0 <= configuration.now() } ?? false
+                    if last == nil || now != seen || expired {
+                        seen = now
+                        let value = observe(Model.self, key: key)
+                        if let value, value.differs(from: last) { continuation.yield(value.items) }
+                        last = value ?? last
+                    }
+                    timeout = Self.observationPollInterval
+                    if let expiry = last?.expiry {
+                        timeout = min(timeout, .seconds(max(expiry.timeIntervalSince(configuration.now()), 0) + 0.001))
+                    }
+                }
+                await signal.wait(timeout: timeout)
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { [weak self] _ in
+            task.cancel()
+            self?.observers.remove(identifier)
+        }
+        return stream
+    }
+
+    /// How often an observer looks for changes it was not told of: another process's writes,
+    /// seen through the shared change count.
+    static var observationPollInterval: Duration { .milliseconds(500) }
+
+    // MARK: - Internal
+
+    /// What an observer last saw of a collection.
+    struct Observed<Model: CacheableModel> {
+        var items: [Model]?
+        /// The memory entry's items box, when memory holds them: the same box means the same
+        /// items.
+        var box: ObjectIdentifier?
+        /// When the items expire; `nil` for never.
+        var expiry: Date?
+
+        func differs(from other: Observed?) -> Bool {
+            guard let other else { return true }
+            if items == nil && other.items == nil { return false }
+            guard let box, let otherBox = other.box else { return true }
+            return box != otherBox
+        }
+    }
+
+    /// The collection as an observer sees it; `nil` when it cannot be read now (the reason
+    /// went to `diagnostics`).
+    func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+        func fromMemory() -> Observed<Model>? {
+            guard let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) else { return nil }
+            return Observed(
+                items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, box: ObjectIdentifier(hit.items),
+                expiry: hit.expires ? hit.expiry : nil)
+        }
+        if let value = fromMemory() { return value }
+        do {
+            guard let loaded = try loadAfterMiss(Model.self, key: key) else { return Observed(items: nil) }
+            return fromMemory() ?? Observed(items: loaded.items)
+        } catch {
+            reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
+            return nil
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/// A user of the cache as of one moment, for binding a write to the user it was started for.
+///
+/// Take ``AppCache/session`` when work for the current user begins (a refresh, a page load), and
+/// write its result with ``AppCache/cacheItems(_:forKey:expiresAfter:pinned:for:)``. The write
+/// lands in that user's space whoever is current by then, and is dropped if that user's data was
+/// removed since (``AppCache/signOut(removingData:)``, ``AppCache/removeUser(_:)``,
+/// ``AppCache/removeAllUsers()`` or ``AppCache/removeAll(includingPinned:)``): a logout during a
+/// request never comes back as cached data. ``AppCache/load(_:forKey:policy:fetch:)`` binds its
+/// writes the same way.
+///
+/// A session belongs to the cache instance it came from.
+public struct CacheSession: Sendable, Hashable {
+    /// The user; `nil` for the shared, signed-out space.
+    public let user: String?
+    /// How often the user's data had been removed when the session was taken.
+    let removals: UInt64
+    /// How often every user's data had been removed when the session was taken.
+    let removalsOfAll: UInt64
+}

@@ -1,0 +1,39 @@
+public import Foundation
+
+/// One answer of ``AppCache/load(_:forKey:policy:fetch:)``: items, how old they are and where
+/// they came from.
+public struct LoadedItems<Model: CacheableModel>: Sendable {
+    /// Where a load's items came from.
+    public enum Source: Sendable, Hashable {
+        /// The memory layer: no disk read, no decoding.
+        case memory
+        /// An archive on disk, read and decoded off the caller's thread.
+        case disk
+        /// The fetch, just now; the items were stored as ``AppCache/cacheItems(_:forKey:expiresAfter:)``
+        /// would.
+        case fetch
+        /// The cached items, which the server said are current (`304`); re-dated as cached now.
+        case notModified
+    }
+
+    /// The items.
+    public var items: [Model]
+    /// When the items were cached (for fetched items, now).
+    public var cachedDate: Date
+    /// Whether the items are older than their type's staleness threshold.
+    public var isStale: Bool
+    /// Where the items came from.
+    public var source: Source
+    /// The error of a fetch that failed, when cached items stand in for its result; `nil`
+    /// otherwise.
+    public var refreshError: (any Error)?
+
+    /// Makes an answer; for tests and previews of code that consumes loads.
+    public init(items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil) {
+        self.items = items
+        self.cachedDate = cachedDate
+        self.isStale = isStale
+        self.source = source
+        self.refreshError = refreshError
+    }
+}

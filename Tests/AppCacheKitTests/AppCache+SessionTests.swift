@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import AppCacheKit
+
+/// Writes bound to the user they began for, sign-out, single values, atomic updates and
+/// pinning on write.
+struct AppCacheSessionTests {
+    let notes = [Note.make(1), Note.make(2)]
+
+    @Test(arguments: [true, false])
+    func aBoundWriteLandsInItsUsersSpaceWhoeverIsCurrent(writeBack: Bool) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: writeBack ? .layer(writeBackDelay: nil) : .diskOnly)
+        let session = cache.session
+        #expect(session.user == "alice")
+        try cache.switchUser(to: "bob")
+        #expect(try cache.cacheItems(notes, forKey: "feed", for: session))
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil, "never in bob's space")
+        #expect(fixture.archiveExists(Note.self, key: "feed", user: "alice"), "written at once, not kept in memory")
+        try cache.switchUser(to: "alice")
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == notes)
+        #expect(try cache.cacheItems([Note.make(3)], forKey: "feed", for: session), "switching away and back removes nothing")
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == [Note.make(3)])
+    }
+
+    @Test(arguments: ["signOut", "removeUser", "removeAllUsers", "removeAll"])
+    func aBoundWriteForARemovedUserIsDropped(removal: String) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        let session = cache.session
+        switch removal {
+        case "signOut": try cache.signOut(removingData: true)
+        case "removeUser": try cache.removeUser("alice")
+        case "removeAllUsers": try cache.removeAllUsers()
+        default: try cache.removeAll()
+        }
+        #expect(try cache.cacheItems(notes, for: session) == false)
+        try cache.flush()
+        #expect(!fixture.archiveExists(Note.self, user: "alice"))
+        #expect(try cache.getCachedItems(Note.self) == nil)
+
+        // A session taken now holds again.
+        try cache.switchUser(to: "alice")
+        #expect(try cache.cacheItems(notes, for: cache.session))
+        #expect(try cache.getCachedItems(Note.self) == notes)
+    }
+
+    @Test func signingOutKeepingDataWritesWhatWasDirty() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems(notes)
+        #expect(!fixture.archiveExists(Note.self))
+        try cache.signOut(removingData: false)
+        #expect(cache.user == nil)
+        #expect(fixture.archiveExists(Note.self, user: "alice"))
+        #expect(try cache.getCachedItems(Note.self) == nil)
+    }
+
+    @Test func signingOutRemovingDataWritesNothingOfTheirsFirst() throws {
+        let fixture = try Fixture()
+        let recorded = Locked<[String]>([])
+        var configuration = fixture.configuration(memory: .layer(writeBackDelay: nil))
+        configuration.faults = { operation, path in
+            if operation == .rename, path.hasSuffix(".archive") { recorded.withLock { $0.append(path) } }
+            return nil
+        }
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems(notes)
+        try cache.signOut(removingData: true)
+        let writes = recorded.withLock { $0 }
+        #expect(writes.isEmpty, "the dirty collection was dropped, not written: \(writes)")
+        #expect(cache.user == nil)
+        #expect(fixture.allFiles().isEmpty)
+
+        try cache.cacheItems(notes)
+        try cache.flush()
+        #expect(fixture.archiveExists(Note.self, user: nil), "the next write lands in the signed-out space")
+        try cache.signOut(removingData: true)
+        #expect(fixture.archiveExists(Note.self, user: nil), "signing out when signed out removes nothing")
+    }
+
+    @Test func removingTheCurrentUserSignsOut() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(notes)
+        try cache.removeUser("bob")
+        #expect(cache.user == "alice", "removing another user leaves the current one")
+        try cache.removeUser("alice")
+        #expect(cache.user == nil)
+        try cache.cacheItems(notes)
+        #expect(!fixture.archiveExists(Note.self, user: "alice"), "a following write cannot land in the wiped user")
+        #expect(fixture.archiveExists(Note.self, user: nil))
+    }
+
+    @Test func aSingleValueIsACollectionOfOne() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        #expect(try cache.cachedItem(Note.self, forKey: "me") == nil)
+        try cache.cacheItem(Note.make(7), forKey: "me")
+        #expect(try cache.cachedItem(Note.self, forKey: "me") == Note.make(7))
+        #expect(try cache.getCachedItems(Note.self, forKey: "me") == [Note.make(7)])
+        #expect(!cache.isStale(Note.self, forKey: "me"))
+        fixture.clock.advance(by: .seconds(3601))
+        #expect(cache.isStale(Note.self, forKey: "me"))
+
+        try cache.cacheItem(Note.make(8), forKey: "short", expiresAfter: .seconds(10))
+        fixture.clock.advance(by: .seconds(11))
+        #expect(try cache.cachedItem(Note.self, forKey: "short") == nil)
+
+        try cache.cacheItems(notes, forKey: "list")
+        #expect(try cache.cachedItem(Note.self, forKey: "list") == nil, "a list is not a single value")
+        try cache.switchUser(to: "bob")
+        #expect(try cache.cachedItem(Note.self, forKey: "me") == nil, "users apart")
+    }
+
+    @Test func updatesStartFromNothingAndKeepThePin() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let first = try cache.updateItems(Note.self, forKey: "pages") { $0.append(Note.make(1)) }
+        #expect(first == [Note.make(1)])
+        try cache.pin(Note.self, forKey: "pages")
+        try cache.updateItems(Note.self, forKey: "pages") { $0.append(Note.make(2)) }
+        #expect(try cache.getCachedItems(Note.self, forKey: "pages") == [Note.make(1), Note.make(2)])
+        #expect(try cache.entries().first { $0.key == "pages" }?.isPinned == true)
+    }
+
+    @Test func aFailingTransformCachesNothing() throws {
+        struct Refused: Error {}
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(notes)
+        #expect(throws: Refused.self) {
+            try cache.updateItems(Note.self) { items in
+                items.removeAll()
+                throw Refused()
+            }
+        }
+        #expect(try cache.getCachedItems(Note.self) == notes)
+    }
+
+    @Test(arguments: [true, false])
+    func concurrentUpdatesNeverLoseOneAnother(writeBack: Bool) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: writeBack ? .layer() : .diskOnly)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for step in 0..<25 {
+                _ = try? cache.updateItems(Note.self, forKey: "shared") { $0.append(Note.make(worker * 100 + step)) }
+            }
+        }
+        let items = try #require(try cache.getCachedItems(Note.self, forKey: "shared"))
+        #expect(items.count == 200)
+        #expect(Set(items.map(\.id)).count == 200)
+        #expect(fixture.diagnostics.errors.isEmpty)
+    }
+
+    @Test func aPinnedWriteIsOneWrite() throws {
+        let fixture = try Fixture()
+        let renames = Locked(0)
+        var configuration = fixture.configuration()
+        configuration.faults = { operation, path in
+            if operation == .rename, path.hasSuffix(".archive") { renames.withLock { $0 += 1 } }
+            return nil
+        }
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems(notes, forKey: "saved", expiresAfter: .seconds(10), pinned: true)
+        #expect(renames.withLock { $0 } == 1)
+        let entry = try #require(try cache.entries().first { $0.key == "saved" })
+        #expect(entry.isPinned)
+        fixture.clock.advance(by: .seconds(11))
+        #expect(try cache.getCachedItems(Note.self, forKey: "saved") == notes, "pinned: the time to live waits")
+        try cache.removeExpired()
+        #expect(fixture.archiveExists(Note.self, key: "saved"))
+    }
+}

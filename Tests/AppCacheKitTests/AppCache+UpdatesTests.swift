@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import AppCacheKit
+
+/// `updates(of:forKey:)`: the current items at once, then every change, in order.
+struct AppCacheUpdatesTests {
+    /// Follows a stream on a task of its own, keeping every value it yields.
+    final class Follower: Sendable {
+        private let values = Locked<[[Note]?]>([])
+        private let task: Locked<Task<Void, Never>?> = Locked(nil)
+
+        init(_ stream: AsyncStream<[Note]?>) {
+            let values = values
+            task.withLock { $0 = Task { for await value in stream { values.withLock { $0.append(value) } } } }
+        }
+
+        var seen: [[Note]?] { values.withLock { $0 } }
+        var last: [Note]?? { values.withLock { $0.last } }
+
+        /// Waits until the latest value is `expected`.
+        func reaches(_ expected: [Note]?) async -> Bool {
+            await eventually { last == .some(expected) }
+        }
+
+        func stop() {
+            task.withLock { $0?.cancel() }
+        }
+    }
+
+    let notes = [Note.make(1), Note.make(2)]
+    let fresher = [Note.make(3)]
+
+    @Test func yieldsTheCurrentItemsThenEveryChange() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes, forKey: "top")
+        let follower = Follower(cache.updates(of: Note.self, forKey: "top"))
+        #expect(await follower.reaches(notes))
+        try cache.cacheItems(fresher, forKey: "top")
+        #expect(await follower.reaches(fresher))
+        try cache.removeItems(Note.self, forKey: "top")
+        #expect(await follower.reaches(nil))
+        try cache.cacheItem(Note.make(9), forKey: "top")
+        #expect(await follower.reaches([Note.make(9)]))
+        try cache.updateItems(Note.self, forKey: "top") { $0.append(Note.make(10)) }
+        #expect(await follower.reaches([Note.make(9), Note.make(10)]))
+
+        // Other collections are not its business.
+        let before = follower.seen.count
+        try cache.cacheItems(notes, forKey: "other")
+        try cache.flush()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(follower.seen.count == before)
+        follower.stop()
+    }
+
+    @Test func startsWithNilWhenNothingIsCachedAndSeesALoadsResult() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let follower = Follower(cache.updates(of: Note.self))
+        #expect(await follower.reaches(nil))
+        _ = await collect(cache.load(Note.self, fetch: FakeServer(answer: .items(notes, etag: nil)).fetch))
+        #expect(await follower.reaches(notes))
+        follower.stop()
+    }
+
+    @Test func neverYieldsAnOlderValueAfterANewerOne() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let follower = Follower(cache.updates(of: Note.self))
+        for id in 0..<300 {
+            try cache.cacheItems([Note.make(id)])
+            if id.isMultiple(of: 50) { await Task.yield() }
+        }
+        #expect(await follower.reaches([Note.make(299)]))
+        let ids = follower.seen.compactMap { $0?.first?.id }
+        #expect(ids == ids.sorted(), "values arrive in the order they were cached (some coalesced)")
+        follower.stop()
+    }
+
+    @Test func expiryIsAChangeWithoutAnyCall() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes, expiresAfter: .seconds(60))
+        let follower = Follower(cache.updates(of: Note.self))
+        #expect(await follower.reaches(notes))
+        fixture.clock.advance(by: .seconds(61))
+        #expect(await follower.reaches(nil))
+        follower.stop()
+    }
+
+    @Test func userSwitchesAndWipesShowTheNewUsersItems() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes)
+        try cache.switchUser(to: "bob")
+        try cache.cacheItems(fresher)
+        try cache.switchUser(to: "alice")
+
+        let follower = Follower(cache.updates(of: Note.self))
+        #expect(await follower.reaches(notes))
+        try cache.switchUser(to: "bob")
+        #expect(await follower.reaches(fresher))
+        try cache.removeUser("bob")
+        #expect(await follower.reaches(nil))
+        #expect(cache.user == nil, "removing the current user signs out")
+        try cache.cacheItems(notes)
+        #expect(await follower.reaches(notes))
+        try cache.removeAllUsers()
+        #expect(await follower.reaches(nil))
+        follower.stop()
+    }
+
+    @Test func aChangeByAnotherInstanceOnTheRootArrivesWithinTwoSeconds() async throws {
+        let fixture = try Fixture()
+        let app = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        let widget = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try app.cacheItems(notes)
+        try app.flush()
+        let follower = Follower(widget.updates(of: Note.self))
+        #expect(await follower.reaches(notes))
+
+        try app.cacheItems(fresher)
+        try app.flush()
+        let written = Date()
+        #expect(await follower.reaches(fresher))
+        #expect(Date().timeIntervalSince(written) < 2)
+
+        try app.removeItems(Note.self)
+        #expect(await follower.reaches(nil))
+        follower.stop()
+    }
+
+    @Test func endingTheConsumerFreesTheObserver() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let follower = Follower(cache.updates(of: Note.self))
+        #expect(await follower.reaches(nil))
+        #expect(!cache.observers.isEmpty)
+        follower.stop()
+        #expect(await eventually { cache.observers.isEmpty })
+    }
+}

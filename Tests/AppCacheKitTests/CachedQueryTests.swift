@@ -1,0 +1,118 @@
+#if canImport(Observation)
+import Foundation
+import Observation
+import Testing
+@testable import AppCacheKit
+
+/// `CachedQuery`: its observable state through a load, a failure and changes made elsewhere.
+@MainActor
+struct CachedQueryTests {
+    let notes = [Note.make(1), Note.make(2)]
+
+    /// Waits on the main actor until `condition` holds, for at most ten seconds.
+    func eventuallyOnMain(_ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return condition()
+    }
+
+    /// Counts the changes observation reports for what `read` touches, re-arming after each.
+    final class ChangeCounter: Sendable {
+        let count = Locked(0)
+
+        @MainActor
+        func track(_ read: @escaping @MainActor () -> Void) {
+            withObservationTracking { read() } onChange: { [self] in
+                count.withLock { $0 += 1 }
+                Task { @MainActor in self.track(read) }
+            }
+        }
+
+        var changes: Int { count.withLock { $0 } }
+    }
+
+    @Test func aRefreshGoesFromLoadingToItems() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let server = FakeServer(answer: .items(notes, etag: nil), gated: true)
+        let query = CachedQuery(cache: cache, Note.self, fetch: server.fetch)
+        #expect(query.items == nil)
+        #expect(!query.isLoading)
+
+        let loading = ChangeCounter()
+        loading.track { _ = query.isLoading }
+        let refresh = Task { await query.refresh() }
+        #expect(await eventuallyOnMain { loading.changes >= 1 })
+        #expect(query.isLoading)
+        #expect(query.items == nil, "nothing cached yet")
+
+        let items = ChangeCounter()
+        items.track { _ = query.items }
+        server.gate?.open()
+        await refresh.value
+        #expect(!query.isLoading)
+        #expect(loading.changes >= 2, "isLoading went true, then false")
+        #expect(items.changes >= 1)
+        #expect(query.items == notes)
+        #expect(query.cachedDate == fixture.clock.now)
+        #expect(!query.isStale)
+        #expect(query.error == nil)
+    }
+
+    @Test func aFailedRefreshKeepsTheCachedItemsAndSetsTheError() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes)
+        fixture.clock.advance(by: .seconds(3601))
+        let server = FakeServer(answer: .failure(.init(reason: "offline")))
+        let query = CachedQuery(cache: cache, Note.self, fetch: server.fetch)
+        await query.refresh()
+        #expect(query.items == notes)
+        #expect(query.isStale)
+        #expect(query.error as? FakeServer.TestFailure == .init(reason: "offline"))
+
+        server.answer(.items([Note.make(3)], etag: nil))
+        await query.refresh()
+        #expect(query.items == [Note.make(3)])
+        #expect(query.error == nil)
+        #expect(!query.isStale)
+    }
+
+    @Test func withNothingCachedAFailureIsTheError() async throws {
+        let fixture = try Fixture()
+        let query = CachedQuery(
+            cache: try fixture.openCache(), Note.self, fetch: FakeServer(answer: .failure(.init(reason: "down"))).fetch)
+        await query.refresh()
+        #expect(query.items == nil)
+        #expect(query.error as? FakeServer.TestFailure == .init(reason: "down"))
+        #expect(!query.isLoading)
+    }
+
+    @Test func aWriteElsewhereShowsInTheQuery() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let query = CachedQuery(cache: cache, Note.self, forKey: "top", fetch: FakeServer(answer: .items([], etag: nil)).fetch)
+        let items = ChangeCounter()
+        items.track { _ = query.items }
+        try cache.cacheItems(notes, forKey: "top")
+        #expect(await eventuallyOnMain { query.items == notes })
+        #expect(items.changes >= 1)
+        #expect(query.cachedDate == fixture.clock.now)
+        try cache.removeItems(Note.self, forKey: "top")
+        #expect(await eventuallyOnMain { query.items == nil })
+    }
+
+    @Test func aQueryThatGoesStopsFollowing() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        var query: CachedQuery<Note>? = CachedQuery(cache: cache, Note.self, fetch: FakeServer(answer: .items([], etag: nil)).fetch)
+        #expect(!cache.observers.isEmpty)
+        _ = query
+        query = nil
+        #expect(await eventuallyOnMain { cache.observers.isEmpty })
+    }
+}
+#endif
