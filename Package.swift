@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// The example programs, one folder each under Examples/, each with a README.
-let examples = ["hotel-menu", "switch-user", "schema-bump", "spill-to-disk"]
+let examples = ["hotel-menu", "news-feed", "switch-user", "schema-bump", "spill-to-disk"]
 
 let package = Package(
     name: "AppCache",

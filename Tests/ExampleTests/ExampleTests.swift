@@ -18,6 +18,60 @@ struct ExampleTests {
     }
 
     let hotelMenu = ExampleProgram(name: "hotel-menu")
+    let newsFeed = ExampleProgram(name: "news-feed")
+
+    @Test func newsFeedShowsOneFetchForTwoScreensThenTheCache() throws {
+        let scratch = try Scratch()
+        let first = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.standardOutput.contains("[feed] 8 posts from the server"))
+        #expect(first.standardOutput.contains("[summary] 8 posts from the server"))
+        #expect(first.standardOutput.contains("[server] 1 request for 2 screens"), "two screens share one fetch")
+        #expect(first.standardOutput.contains("1. Grüße aus Zürich #1000"))
+
+        let second = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(second.standardOutput.contains("[feed] 8 posts from the cache at once"))
+        #expect(second.standardOutput.contains("(fresh)"))
+        #expect(second.standardOutput.contains("[server] 0 requests for 2 screens"))
+        #expect(second.standardError.isEmpty)
+    }
+
+    @Test func newsFeedRefreshesInTheBackgroundWith304OfflineAndNewEditions() throws {
+        let scratch = try Scratch()
+        _ = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+
+        let unchanged = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200", "--force-stale"], scratch: scratch.url)
+        #expect(unchanged.status == 0, "\(unchanged.standardError)")
+        let lines = unchanged.standardOutput.split(separator: "\n").map(String.init)
+        let cachedLine = try #require(lines.firstIndex { $0.hasPrefix("[feed] 8 posts from the cache at once") })
+        let notModifiedLine = try #require(lines.firstIndex { $0.hasPrefix("[feed] 8 cached posts are current (304)") })
+        #expect(cachedLine < notModifiedLine, "the cached posts show before the refresh answers")
+        #expect(unchanged.standardOutput.contains("[server] GET /top If-None-Match: \"edition-1\""), "the stored ETag went out")
+        #expect(unchanged.standardOutput.contains("the same file and bytes after the 304, re-dated only"))
+        #expect(unchanged.standardOutput.contains("[server] 1 request for 2 screens"))
+
+        let offline = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--offline"], scratch: scratch.url)
+        #expect(offline.status == 0, "\(offline.standardError)")
+        #expect(offline.standardOutput.contains("[feed] keeps 8 cached posts; the refresh failed: the server cannot be reached (offline)"))
+        #expect(offline.standardOutput.contains("1. Grüße aus Zürich #1000"))
+
+        let edition = try newsFeed.run(
+            ["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--edition", "2"], scratch: scratch.url)
+        #expect(edition.standardOutput.contains("[server] 200 OK, edition 2"))
+        #expect(edition.standardOutput.contains("1. Grüße aus Zürich #2000"))
+
+        let again = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--offline"], scratch: scratch.url)
+        #expect(again.standardOutput.contains("[server] 0 requests for 2 screens"))
+        #expect(again.standardOutput.contains("1. Grüße aus Zürich #2000"), "the new edition was stored")
+    }
+
+    @Test func newsFeedRejectsUnknownOptions() throws {
+        let scratch = try Scratch()
+        let result = try newsFeed.run(["--edition", "two"], scratch: scratch.url)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("--edition takes a whole number"))
+    }
 
     @Test func hotelMenuAnswersTheSecondRunFromTheCache() throws {
         let scratch = try Scratch()
