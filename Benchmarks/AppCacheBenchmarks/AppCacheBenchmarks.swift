@@ -8,7 +8,7 @@ import Foundation
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
     ]
 
     static func main() throws {
@@ -71,6 +71,7 @@ struct AppCacheBenchmarks {
             case "resident-memory": try scenarios.residentMemory()
             case "codec": try scenarios.codec()
             case "memory-hit": try scenarios.memoryHit()
+            case "load": try scenarios.load()
             case "cache-items": try scenarios.cacheItems()
             case "disk-hit": try scenarios.diskHit()
             case "flush": try scenarios.flush()

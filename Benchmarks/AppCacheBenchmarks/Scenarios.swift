@@ -12,7 +12,7 @@ struct Scenarios {
     var scalingSizes: [Int]?
 
     var runs: Int { quick ? 5 : 15 }
-    private let menu = MenuItem.sampleMenu(count: 100)
+    let menu = MenuItem.sampleMenu(count: 100)
     private let smallCollection = MenuItem.sampleMenu(count: 1)
 
     /// A fresh cache root under the work directory.
@@ -20,7 +20,7 @@ struct Scenarios {
         workDirectory.appending(path: "\(name)-\(UUID().uuidString)", directoryHint: .isDirectory)
     }
 
-    private func configuration(_ root: URL) -> AppCache.Configuration {
+    func configuration(_ root: URL) -> AppCache.Configuration {
         AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "bench")
     }
 
