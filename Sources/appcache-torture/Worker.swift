@@ -129,6 +129,14 @@ struct Worker {
             for stored in latest.keys where stored.hasPrefix(victim + "\t") { latest[stored] = .some(nil) }
             dirty = dirty.filter { $0.value.user != victim }
             emit("U\t\(victim)")
+            if victim == user {
+                // Removing the current user signs out; the worker signs back in, with no data.
+                guard cache.user == nil else {
+                    emit("VIOLATION removeUser of the current user left \(cache.user ?? "nobody") signed in")
+                    return
+                }
+                try cache.switchUser(to: victim)
+            }
         case 89..<92:
             try cache.removeExpired()
         case 92..<95:
