@@ -61,19 +61,61 @@ extension AppCache {
     public func updateItems<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String? = nil, _ transform: (inout [Model]) throws -> Void
     ) throws -> [Model] {
+        // With no session, the user current when the call begins; never dropped but by a wipe
+        // that lands between the read and the write.
+        try update(Model.self, forKey: key, session: nil, transform) ?? []
+    }
+
+    /// Reads, changes and caches the collection of `Model` under `key` of `session`'s user, as
+    /// ``updateItems(_:forKey:_:)`` does, or does nothing when that user is no longer current
+    /// or their data was removed since the session was taken.
+    ///
+    /// For work that began for a user and ends later: a page fetched for alice is appended to
+    /// alice's feed, never to bob's after a login, and not at all after a logout.
+    ///
+    /// ```swift
+    /// let session = cache.session
+    /// let page = try await api.posts()
+    /// try cache.updateItems(Post.self, forKey: "top", for: session) { $0.append(contentsOf: page) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - session: the user the update belongs to, taken from ``session`` when the work began.
+    ///   - transform: changes the items; not called when the update is dropped.
+    /// - Returns: the items as cached; `nil` when the update was dropped.
+    /// - Throws: what ``updateItems(_:forKey:_:)`` throws.
+    @discardableResult
+    public func updateItems<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String? = nil, for session: CacheSession, _ transform: (inout [Model]) throws -> Void
+    ) throws -> [Model]? {
+        try update(Model.self, forKey: key, session: session, transform)
+    }
+
+    /// The read-modify-write of both `updateItems`, serialised per collection.
+    private func update<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String?, session given: CacheSession?, _ transform: (inout [Model]) throws -> Void
+    ) throws -> [Model]? {
         let info = typeInfo(Model.self)
         return try updateLocks.withLock(for: UpdateKey(cacheName: info.cacheName, key: key)) {
-            // Read and write for one user: a switch during the read means reading again.
+            // Read and write for one user: a switch during the read means reading again (or,
+            // for a given session, dropping the update).
             var attempt = 0
             while true {
                 attempt += 1
-                let (session, switches) = state.withLock { ($0.session, $0.switches) }
+                let (current, switches) = state.withLock { ($0.session, $0.switches) }
+                if let given, given != current { return nil }
                 let cached = try readForLoad(Model.self, key: key, switches: switches)
-                guard cached != nil || state.withLock({ $0.switches }) == switches || attempt >= 3 else { continue }
+                if cached == nil, state.withLock({ $0.switches }) != switches {
+                    if given != nil || attempt >= 3 { return nil }
+                    continue
+                }
                 var items = cached?.loaded.items ?? []
                 try transform(&items)
-                try store(items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false, validators: nil, session: session)
-                return items
+                let stored = try store(
+                    items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false, validators: nil, session: current)
+                return stored == nil ? nil : items
             }
         }
     }

@@ -236,7 +236,8 @@ public final class AppCache: Sendable {
     ///
     /// A refresh that began for alice lands in alice's space even if bob signed in meanwhile,
     /// and nowhere if alice signed out with ``signOut(removingData:)``, was removed with
-    /// ``removeUser(_:)`` or ``removeAllUsers()``, or had ``removeAll(includingPinned:)`` called:
+    /// ``removeUser(_:)`` or ``removeAllUsers()``, or had ``removeAll(includingPinned:)`` called
+    /// with pinned ones (its default):
     /// a logout never comes back as cached data. For the current user the write is the same as
     /// ``cacheItems(_:forKey:expiresAfter:pinned:)``; for another user the archive is written to
     /// that user's directory at once, without entering memory.

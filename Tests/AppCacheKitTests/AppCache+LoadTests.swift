@@ -307,6 +307,19 @@ struct AppCacheLoadTests {
         #expect(answers.map(\.source) == [.disk])
     }
 
+    @Test func validatorsTooLongForAHeaderAreLeftOutNotTheItems() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let huge = String(repeating: "e", count: ArchiveHeader.maximumNameLength + 1)
+        let server = FakeServer(answer: .items(notes, etag: huge))
+        _ = await collect(cache.load(Note.self, fetch: server.fetch))
+        #expect(try cache.getCachedItems(Note.self) == notes)
+        fixture.clock.advance(by: .seconds(3601))
+        _ = await collect(cache.load(Note.self, fetch: server.fetch))
+        #expect(server.receivedValidators.last == .some(nil), "the next fetch is unconditional")
+        #expect(fixture.diagnostics.errors.isEmpty)
+    }
+
     @Test func aRefreshKeepsThePin() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())

@@ -124,6 +124,28 @@ struct AppCacheSessionTests {
         #expect(try cache.entries().first { $0.key == "pages" }?.isPinned == true)
     }
 
+    @Test func anUpdateBoundToAUserWhoLeftIsDropped() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes, forKey: "feed")
+        let alice = cache.session
+        try cache.switchUser(to: "bob")
+        var called = false
+        let dropped = try cache.updateItems(Note.self, forKey: "feed", for: alice) { _ in called = true }
+        #expect(dropped == nil)
+        #expect(!called, "the page is not appended to bob's feed")
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil)
+
+        try cache.switchUser(to: "alice")
+        let applied = try cache.updateItems(Note.self, forKey: "feed", for: alice) { $0.append(Note.make(3)) }
+        #expect(applied == notes + [Note.make(3)], "back to alice, with nothing removed: it applies")
+
+        try cache.signOut(removingData: true)
+        try cache.switchUser(to: "alice")
+        #expect(try cache.updateItems(Note.self, forKey: "feed", for: alice) { $0.append(Note.make(4)) } == nil)
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil, "a logout is not undone")
+    }
+
     @Test func aFailingTransformCachesNothing() throws {
         struct Refused: Error {}
         let fixture = try Fixture()

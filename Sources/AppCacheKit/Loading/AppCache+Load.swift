@@ -29,7 +29,7 @@ extension AppCache {
     ///
     /// The result is stored for the user who was current when the load began, even if another
     /// signed in meanwhile; if that user's data was removed meanwhile (``signOut(removingData:)``,
-    /// ``removeUser(_:)``, ``removeAll(includingPinned:)``), it is dropped and the stream
+    /// ``removeUser(_:)``, ``removeAll(includingPinned:)`` with pinned ones), it is dropped and the stream
     /// finishes without yielding it. A refresh keeps the collection's pin; it has no expiry.
     ///
     /// ```swift

@@ -4,7 +4,8 @@
 /// write its result with ``AppCache/cacheItems(_:forKey:expiresAfter:pinned:for:)``. The write
 /// lands in that user's space whoever is current by then, and is dropped if that user's data was
 /// removed since (``AppCache/signOut(removingData:)``, ``AppCache/removeUser(_:)``,
-/// ``AppCache/removeAllUsers()`` or ``AppCache/removeAll(includingPinned:)``): a logout during a
+/// ``AppCache/removeAllUsers()`` or ``AppCache/removeAll(includingPinned:)`` with pinned ones, its
+/// default; removing only unpinned collections is housekeeping, not a logout): a logout during a
 /// request never comes back as cached data. ``AppCache/load(_:forKey:policy:fetch:)`` binds its
 /// writes the same way.
 ///
