@@ -8,7 +8,7 @@ import Foundation
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
     ]
 
     static func main() throws {
@@ -72,6 +72,7 @@ struct AppCacheBenchmarks {
             case "codec": try scenarios.codec()
             case "memory-hit": try scenarios.memoryHit()
             case "load": try scenarios.load()
+            case "updates": try scenarios.updates()
             case "cache-items": try scenarios.cacheItems()
             case "disk-hit": try scenarios.diskHit()
             case "flush": try scenarios.flush()

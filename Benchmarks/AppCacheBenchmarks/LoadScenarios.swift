@@ -43,6 +43,46 @@ extension Scenarios {
             ])
     }
 
+    /// How long a write by another instance on the same root (as another process's would, through
+    /// the shared change count) takes to reach an `updates` stream: the latency the loader's
+    /// observation promises within 2 seconds.
+    func updates() throws {
+        let cacheRoot = root("updates")
+        var settings = configuration(cacheRoot)
+        settings.writeBackDelay = .zero
+        let writer = try AppCache(configuration: settings)
+        let reader = try AppCache(configuration: settings)
+        try writer.cacheItems(MenuItem.sampleMenu(count: 3, seed: 0), forKey: "live")
+        let changes = quick ? 3 : 20
+        let latencies = Latencies()
+        let following = Task.detached {
+            var expected = 0
+            for await items in reader.updates(of: MenuItem.self, forKey: "live") {
+                guard let items, items == MenuItem.sampleMenu(count: 3, seed: expected + 1) else { continue }
+                expected += 1
+                latencies.arrived(expected)
+                if expected == changes { return }
+            }
+        }
+        var random = SeededRandom(seed: 42)
+        for change in 1...changes {
+            // Apart enough that each is seen on its own, at random moments of the stream's
+            // polling.
+            Thread.sleep(forTimeInterval: 0.2 + Double(random.next() % 700) / 1000)
+            latencies.sent(change)
+            try writer.cacheItems(MenuItem.sampleMenu(count: 3, seed: change), forKey: "live")
+            _ = latencies.waitFor(change, timeout: 10)
+        }
+        following.cancel()
+        let measured = latencies.values
+        guard !measured.isEmpty else { throw BenchmarkFailure("no change reached the updates stream") }
+        let sorted = measured.sorted()
+        let benchmark = "updates: another instance's write reaching an updates stream (\(changes) changes, 0.2 to 0.9 s apart)"
+        report.addValue(benchmark, subject: "median latency", unit: "ms", value: sorted[sorted.count / 2] * 1000, baseline: ("the promise", 2000), goal: 1.0)
+        report.addValue(benchmark, subject: "slowest", unit: "ms", value: sorted[sorted.count - 1] * 1000, baseline: ("the promise", 2000), goal: 1.0)
+        if measured.count < changes { report.addValue(benchmark, subject: "changes never seen", unit: "", value: Double(changes - measured.count)) }
+    }
+
     /// Runs `body` on a task of its own and waits for it: a synchronous benchmark measuring
     /// asynchronous calls.
     private func waitFor(_ body: @escaping @Sendable () async throws -> Void) {
@@ -58,4 +98,41 @@ extension Scenarios {
 /// A semaphore a task may signal: semaphores are thread-safe, but older SDKs do not say so.
 private final class Completion: @unchecked Sendable {
     let semaphore = DispatchSemaphore(value: 0)
+}
+
+/// When each change was written and when the stream saw it, in seconds.
+private final class Latencies: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var sentAt: [Int: Date] = [:]
+    private var arrivedAt: [Int: Date] = [:]
+
+    func sent(_ change: Int) {
+        condition.lock()
+        sentAt[change] = Date()
+        condition.unlock()
+    }
+
+    func arrived(_ change: Int) {
+        condition.lock()
+        arrivedAt[change] = Date()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `change` was seen or `timeout` seconds passed.
+    func waitFor(_ change: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while arrivedAt[change] == nil {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    var values: [Double] {
+        condition.lock()
+        defer { condition.unlock() }
+        return arrivedAt.compactMap { change, arrived in sentAt[change].map { arrived.timeIntervalSince($0) } }
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import AppCacheKit
@@ -286,23 +287,60 @@ struct AppCacheLoadTests {
         #expect(try cache.getCachedItems(Note.self) == fresher)
     }
 
-    @MainActor
-    @Test func aLoadStartedOnTheMainActorReadsTheDiskWhileTheMainActorIsBusy() async throws {
+    /// An actor running on a thread of its own, like the main actor: the test keeps it busy
+    /// while a load it started must read the disk elsewhere. (Not the main actor itself: on
+    /// Linux that runs on one of the few threads the tests share, and keeping it busy would
+    /// starve them.)
+    actor Caller {
+        final class OwnThread: SerialExecutor {
+            /// Set on the actor's queue: code can tell it runs there.
+            static let marker = DispatchSpecificKey<Bool>()
+            let queue: DispatchQueue = {
+                let queue = DispatchQueue(label: "AppCacheLoadTests.Caller")
+                queue.setSpecific(key: marker, value: true)
+                return queue
+            }()
+
+            func enqueue(_ job: consuming ExecutorJob) {
+                let job = UnownedJob(job)
+                let executor = asUnownedSerialExecutor()
+                queue.async { job.runSynchronously(on: executor) }
+            }
+        }
+
+        nonisolated let executor = OwnThread()
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+        /// Starts a load, then blocks this actor's thread, without suspending, until `read` is
+        /// signalled (or 60 seconds pass: the tests share two cores with slower ones); returns
+        /// the stream and whether the signal came.
+        func startLoadAndStayBusy(
+            _ cache: AppCache, fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Note>,
+            until read: DispatchSemaphore
+        ) -> (AsyncThrowingStream<LoadedItems<Note>, any Error>, Bool) {
+            let stream = cache.load(Note.self, fetch: fetch)
+            return (stream, read.wait(timeout: .now() + 60) == .success)
+        }
+    }
+
+    @Test func aLoadReadsTheDiskWhileItsCallersExecutorIsBusy() async throws {
         let fixture = try Fixture()
         try fixture.openCache().cacheItems(notes)
-        let reads = Locked(0)
+        let firstRead = DispatchSemaphore(value: 0)
+        let readsOnTheCaller = Locked(0)
         var configuration = fixture.configuration()
         configuration.faults = { operation, _ in
-            if operation == .read { reads.withLock { $0 += 1 } }
+            if operation == .read {
+                if DispatchQueue.getSpecific(key: Caller.OwnThread.marker) == true { readsOnTheCaller.withLock { $0 += 1 } }
+                firstRead.signal()
+            }
             return nil
         }
         let cache = try AppCache(configuration: configuration)
         let server = FakeServer(answer: .items(fresher, etag: nil))
-        let stream = cache.load(Note.self, fetch: server.fetch)
-        // Hold the main actor without suspending: a read that needed it could not happen now.
-        let deadline = Date().addingTimeInterval(10)
-        while reads.withLock({ $0 }) == 0 && Date() < deadline {}
-        #expect(reads.withLock { $0 } > 0, "the archive was read while the main actor was busy")
+        let (stream, readWhileBusy) = await Caller().startLoadAndStayBusy(cache, fetch: server.fetch, until: firstRead)
+        #expect(readWhileBusy, "the archive was read while the caller's executor was busy")
+        #expect(readsOnTheCaller.withLock { $0 } == 0, "never on the caller's executor")
         let (answers, _) = await collect(stream)
         #expect(answers.map(\.source) == [.disk])
     }

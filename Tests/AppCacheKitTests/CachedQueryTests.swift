@@ -9,9 +9,9 @@ import Testing
 struct CachedQueryTests {
     let notes = [Note.make(1), Note.make(2)]
 
-    /// Waits on the main actor until `condition` holds, for at most ten seconds.
+    /// Waits on the main actor until `condition` holds, for at most thirty seconds.
     func eventuallyOnMain(_ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(2))

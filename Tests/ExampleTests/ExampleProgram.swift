@@ -24,7 +24,10 @@ struct ExampleProgram {
 
     /// Runs the program to its end. Its output goes to files in `scratch` rather than pipes, so
     /// nothing can stall however much it prints.
-    func run(_ arguments: [String], scratch: URL) throws -> Output {
+    ///
+    /// Waits without holding a thread: the tests share a few, and a blocked one starves the
+    /// asynchronous tests running beside them.
+    func run(_ arguments: [String], scratch: URL) async throws -> Output {
         let outputURL = scratch.appending(path: "\(name)-\(UUID().uuidString).out")
         let errorURL = scratch.appending(path: "\(name)-\(UUID().uuidString).err")
         try Data().write(to: outputURL)
@@ -43,8 +46,15 @@ struct ExampleProgram {
         process.arguments = arguments
         process.standardOutput = output
         process.standardError = error
-        try process.run()
-        process.waitUntilExit()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
         return Output(
             status: process.terminationStatus,
             standardOutput: try String(contentsOf: outputURL, encoding: .utf8),

@@ -20,16 +20,16 @@ struct ExampleTests {
     let hotelMenu = ExampleProgram(name: "hotel-menu")
     let newsFeed = ExampleProgram(name: "news-feed")
 
-    @Test func newsFeedShowsOneFetchForTwoScreensThenTheCache() throws {
+    @Test func newsFeedShowsOneFetchForTwoScreensThenTheCache() async throws {
         let scratch = try Scratch()
-        let first = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
+        let first = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
         #expect(first.status == 0, "\(first.standardError)")
         #expect(first.standardOutput.contains("[feed] 8 posts from the server"))
         #expect(first.standardOutput.contains("[summary] 8 posts from the server"))
         #expect(first.standardOutput.contains("[server] 1 request for 2 screens"), "two screens share one fetch")
         #expect(first.standardOutput.contains("1. Grüße aus Zürich #1000"))
 
-        let second = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
+        let second = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200"], scratch: scratch.url)
         #expect(second.status == 0, "\(second.standardError)")
         #expect(second.standardOutput.contains("[feed] 8 posts from the cache at once"))
         #expect(second.standardOutput.contains("(fresh)"))
@@ -37,11 +37,11 @@ struct ExampleTests {
         #expect(second.standardError.isEmpty)
     }
 
-    @Test func newsFeedRefreshesInTheBackgroundWith304OfflineAndNewEditions() throws {
+    @Test func newsFeedRefreshesInTheBackgroundWith304OfflineAndNewEditions() async throws {
         let scratch = try Scratch()
-        _ = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        _ = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
 
-        let unchanged = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200", "--force-stale"], scratch: scratch.url)
+        let unchanged = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "200", "--force-stale"], scratch: scratch.url)
         #expect(unchanged.status == 0, "\(unchanged.standardError)")
         let lines = unchanged.standardOutput.split(separator: "\n").map(String.init)
         let cachedLine = try #require(lines.firstIndex { $0.hasPrefix("[feed] 8 posts from the cache at once") })
@@ -51,38 +51,38 @@ struct ExampleTests {
         #expect(unchanged.standardOutput.contains("the same file and bytes after the 304, re-dated only"))
         #expect(unchanged.standardOutput.contains("[server] 1 request for 2 screens"))
 
-        let offline = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--offline"], scratch: scratch.url)
+        let offline = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--offline"], scratch: scratch.url)
         #expect(offline.status == 0, "\(offline.standardError)")
         #expect(offline.standardOutput.contains("[feed] keeps 8 cached posts; the refresh failed: the server cannot be reached (offline)"))
         #expect(offline.standardOutput.contains("1. Grüße aus Zürich #1000"))
 
-        let edition = try newsFeed.run(
+        let edition = try await newsFeed.run(
             ["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--edition", "2"], scratch: scratch.url)
         #expect(edition.standardOutput.contains("[server] 200 OK, edition 2"))
         #expect(edition.standardOutput.contains("1. Grüße aus Zürich #2000"))
 
-        let again = try newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--offline"], scratch: scratch.url)
+        let again = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--offline"], scratch: scratch.url)
         #expect(again.standardOutput.contains("[server] 0 requests for 2 screens"))
         #expect(again.standardOutput.contains("1. Grüße aus Zürich #2000"), "the new edition was stored")
     }
 
-    @Test func newsFeedRejectsUnknownOptions() throws {
+    @Test func newsFeedRejectsUnknownOptions() async throws {
         let scratch = try Scratch()
-        let result = try newsFeed.run(["--edition", "two"], scratch: scratch.url)
+        let result = try await newsFeed.run(["--edition", "two"], scratch: scratch.url)
         #expect(result.status == 2)
         #expect(result.standardError.contains("--edition takes a whole number"))
     }
 
-    @Test func hotelMenuAnswersTheSecondRunFromTheCache() throws {
+    @Test func hotelMenuAnswersTheSecondRunFromTheCache() async throws {
         let scratch = try Scratch()
-        let first = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "4"], scratch: scratch.url)
+        let first = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "4"], scratch: scratch.url)
         #expect(first.status == 0, "\(first.standardError)")
         #expect(first.standardOutput.contains("[cache] no cached menu"))
         #expect(first.standardOutput.contains("[server] 4 menu items received"))
         #expect(first.standardOutput.contains("[cache] saved 4 menu items"))
         #expect(first.standardOutput.contains("1. Laksa 1"))
 
-        let second = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        let second = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
         #expect(second.status == 0, "\(second.standardError)")
         #expect(second.standardOutput.contains("[cache] 4 menu items from the cache, cached"))
         #expect(second.standardOutput.contains("(fresh; threshold 10 min)"))
@@ -91,10 +91,10 @@ struct ExampleTests {
         #expect(second.standardError.isEmpty)
     }
 
-    @Test func hotelMenuShowsStaleItemsThenRefreshes() throws {
+    @Test func hotelMenuShowsStaleItemsThenRefreshes() async throws {
         let scratch = try Scratch()
-        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
-        let stale = try hotelMenu.run(
+        _ = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
+        let stale = try await hotelMenu.run(
             ["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "5", "--force-stale"], scratch: scratch.url)
         #expect(stale.status == 0)
         let lines = stale.standardOutput.split(separator: "\n").map(String.init)
@@ -105,21 +105,21 @@ struct ExampleTests {
         #expect(stale.standardOutput.contains("[cache] saved 5 menu items"))
     }
 
-    @Test func hotelMenuKeepsUsersApart() throws {
+    @Test func hotelMenuKeepsUsersApart() async throws {
         let scratch = try Scratch()
-        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
-        let bob = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "bob"], scratch: scratch.url)
+        _ = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
+        let bob = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "bob"], scratch: scratch.url)
         #expect(bob.standardOutput.contains("user bob"))
         #expect(bob.standardOutput.contains("[cache] no cached menu"))
-        let alice = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
+        let alice = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "alice"], scratch: scratch.url)
         #expect(alice.standardOutput.contains("[cache] 12 menu items from the cache"))
     }
 
-    @Test func hotelMenuSchemaBumpWipesTheOldCache() throws {
+    @Test func hotelMenuSchemaBumpWipesTheOldCache() async throws {
         let scratch = try Scratch()
-        _ = try hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        _ = try await hotelMenu.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
         #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1"))
-        let bumped = try hotelMenu.run(
+        let bumped = try await hotelMenu.run(
             ["--root", scratch.cacheRoot, "--server-delay", "0", "--schema-version", "2"], scratch: scratch.url)
         #expect(bumped.status == 0)
         #expect(bumped.standardOutput.contains("schema 2"))
@@ -128,29 +128,29 @@ struct ExampleTests {
         #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-2"))
     }
 
-    @Test func hotelMenuRejectsUnknownOptions() throws {
+    @Test func hotelMenuRejectsUnknownOptions() async throws {
         let scratch = try Scratch()
-        let result = try hotelMenu.run(["--root", scratch.cacheRoot, "--fast"], scratch: scratch.url)
+        let result = try await hotelMenu.run(["--root", scratch.cacheRoot, "--fast"], scratch: scratch.url)
         #expect(result.status == 2)
         #expect(result.standardError.contains("unknown option '--fast'"))
         #expect(result.standardError.contains("usage: hotel-menu"))
-        let missing = try hotelMenu.run(["--server-delay"], scratch: scratch.url)
+        let missing = try await hotelMenu.run(["--server-delay"], scratch: scratch.url)
         #expect(missing.status == 2)
         #expect(missing.standardError.contains("--server-delay needs a value"))
     }
 
-    @Test func hotelMenuReportsAnUnusableRoot() throws {
+    @Test func hotelMenuReportsAnUnusableRoot() async throws {
         let scratch = try Scratch()
         let file = scratch.url.appending(path: "a-file").path(percentEncoded: false)
         try Data("x".utf8).write(to: URL(filePath: file))
-        let result = try hotelMenu.run(["--root", file], scratch: scratch.url)
+        let result = try await hotelMenu.run(["--root", file], scratch: scratch.url)
         #expect(result.status == 1)
         #expect(result.standardError.contains("AppCacheError.notADirectory"))
     }
 
-    @Test func switchUserShowsUsersApart() throws {
+    @Test func switchUserShowsUsersApart() async throws {
         let scratch = try Scratch()
-        let result = try ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        let result = try await ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let expected = [
             "alice: cached 3 items; sees 3 items:",
@@ -171,9 +171,9 @@ struct ExampleTests {
         #expect(!result.standardOutput.contains("user-alice/"))
     }
 
-    @Test func schemaBumpShowsTheWipe() throws {
+    @Test func schemaBumpShowsTheWipe() async throws {
         let scratch = try Scratch()
-        let result = try ExampleProgram(name: "schema-bump").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        let result = try await ExampleProgram(name: "schema-bump").run(["--root", scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("  on disk: version-1.0/user-alice/MenuItems.archive, version-1.0/user-bob/MenuItems.archive"))
@@ -182,9 +182,9 @@ struct ExampleTests {
         #expect(lines.last == "  on disk: version-2.0/user-alice/MenuItems.archive")
     }
 
-    @Test func spillToDiskShowsSpillsWithOriginalDatesAndReadsBack() throws {
+    @Test func spillToDiskShowsSpillsWithOriginalDatesAndReadsBack() async throws {
         let scratch = try Scratch()
-        let result = try ExampleProgram(name: "spill-to-disk").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        let result = try await ExampleProgram(name: "spill-to-disk").run(["--root", scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let output = result.standardOutput
         let sections = output.components(separatedBy: "\ncached ")

@@ -21,13 +21,13 @@ struct InspectorTests {
         return files
     }
 
-    @Test func listsACacheMadeByTheExamplesAsATable() throws {
+    @Test func listsACacheMadeByTheExamplesAsATable() async throws {
         let scratch = try ExampleTests.Scratch()
-        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
-        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "Zoë Q"], scratch: scratch.url)
+        _ = try await ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)
+        _ = try await ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--user", "Zoë Q"], scratch: scratch.url)
         let before = try snapshot(scratch.cacheRoot)
 
-        let result = try inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        let result = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("Versions:   1"))
@@ -41,13 +41,13 @@ struct InspectorTests {
         #expect(try snapshot(scratch.cacheRoot).mapValues(\.1) == before.mapValues(\.1), "read-only: dates unchanged")
     }
 
-    @Test func printsJSONWithStalenessAgainstTheThreshold() throws {
+    @Test func printsJSONWithStalenessAgainstTheThreshold() async throws {
         let scratch = try ExampleTests.Scratch()
-        _ = try ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
+        _ = try await ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
         let bobsArchive = scratch.cacheRoot + "/version-1/user-bob/MenuItems.archive"
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: bobsArchive)
 
-        let result = try inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)
+        let result = try await inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
         #expect(document["schemaVersions"] as? [String] == ["1"])
@@ -63,7 +63,7 @@ struct InspectorTests {
         #expect(bob["checksumVerified"] == nil, "not verified unless asked")
     }
 
-    @Test func verifyFindsADamagedArchiveAndShowsProgress() throws {
+    @Test func verifyFindsADamagedArchiveAndShowsProgress() async throws {
         let scratch = try ExampleTests.Scratch()
         var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "3", user: "many")
         configuration.writeBackDelay = .zero
@@ -77,7 +77,7 @@ struct InspectorTests {
         bytes[bytes.count - 3] ^= 0x20
         try bytes.write(to: URL(filePath: damaged))
 
-        let result = try inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        let result = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
         #expect(result.status == 3, "damage is reported in the exit status")
         #expect(result.standardError.contains("verifying 60/60 archives (100%)"))
         let rows = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("3  ") }
@@ -88,26 +88,26 @@ struct InspectorTests {
         #expect(FileManager.default.fileExists(atPath: damaged))
     }
 
-    @Test func neverWipesOtherVersions() throws {
+    @Test func neverWipesOtherVersions() async throws {
         let scratch = try ExampleTests.Scratch()
-        _ = try ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--schema-version", "1"], scratch: scratch.url)
+        _ = try await ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--schema-version", "1"], scratch: scratch.url)
         try FileManager.default.createDirectory(atPath: scratch.cacheRoot + "/version-2/shared", withIntermediateDirectories: true)
-        let result = try inspect.run([scratch.cacheRoot], scratch: scratch.url)
+        let result = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("Versions:   1, 2"))
         #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/MenuItems.archive"))
     }
 
-    @Test func refusesWhatIsNotACache() throws {
+    @Test func refusesWhatIsNotACache() async throws {
         let scratch = try ExampleTests.Scratch()
-        let plain = try inspect.run([scratch.url.path(percentEncoded: false)], scratch: scratch.url)
+        let plain = try await inspect.run([scratch.url.path(percentEncoded: false)], scratch: scratch.url)
         #expect(plain.status == 1)
         #expect(plain.standardError.contains("AppCacheError.notACache"))
         #expect(plain.standardError.contains("holds no version-* directory"))
-        let missing = try inspect.run([scratch.url.appending(path: "nope").path(percentEncoded: false)], scratch: scratch.url)
+        let missing = try await inspect.run([scratch.url.appending(path: "nope").path(percentEncoded: false)], scratch: scratch.url)
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("does not exist"))
-        let usage = try inspect.run(["--frobnicate"], scratch: scratch.url)
+        let usage = try await inspect.run(["--frobnicate"], scratch: scratch.url)
         #expect(usage.status == 2)
         #expect(usage.standardError.contains("usage: appcache-inspect"))
     }

@@ -17,8 +17,9 @@ extension AppCache {
     /// ```
     ///
     /// Reads run on a task of the stream's own, off the caller's executor. Ending the
-    /// consuming task ends the stream and frees what it held; the stream does not keep the
-    /// cache alive between changes.
+    /// consuming task ends the stream and frees what it held. The stream does not keep the
+    /// cache alive: keep a reference to the cache for as long as you follow it (an app's cache
+    /// lives as long as the app); the stream finishes when the cache goes away.
     ///
     /// - Parameters:
     ///   - type: the model type.

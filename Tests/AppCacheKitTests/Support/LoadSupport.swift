@@ -101,8 +101,9 @@ func collect<Model: CacheableModel>(
 }
 
 /// Waits until `condition` holds, checking often, for at most `seconds`; returns whether it
-/// held. For waiting on another task's progress, never for ageing data.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+/// held. For waiting on another task's progress, never for ageing data. Generous: the tests
+/// share two cores and a few threads with tests that block theirs (running example programs).
+func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
