@@ -70,8 +70,9 @@ extension AppCache {
     struct Observed<Model: CacheableModel> {
         var items: [Model]?
         /// The memory entry's items box, when memory holds them: the same box means the same
-        /// items.
-        var box: ObjectIdentifier?
+        /// items. Held, not just identified: a freed box's address may be reused by the box of
+        /// newer items, which would then look the same.
+        var box: AnyObject?
         /// When the items expire; `nil` for never.
         var expiry: Date?
 
@@ -79,7 +80,7 @@ extension AppCache {
             guard let other else { return true }
             if items == nil && other.items == nil { return false }
             guard let box, let otherBox = other.box else { return true }
-            return box != otherBox
+            return box !== otherBox
         }
     }
 
@@ -89,7 +90,7 @@ extension AppCache {
         func fromMemory() -> Observed<Model>? {
             guard let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) else { return nil }
             return Observed(
-                items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, box: ObjectIdentifier(hit.items),
+                items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, box: hit.items,
                 expiry: hit.expires ? hit.expiry : nil)
         }
         if let value = fromMemory() { return value }
