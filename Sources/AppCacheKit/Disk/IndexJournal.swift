@@ -38,8 +38,10 @@ struct IndexJournal: Sendable {
         case damaged(String)
     }
 
-    /// The size of one read: the journal is parsed in chunks, never held whole.
-    static let chunkSize = 1 << 20
+    /// The size of one read: the journal is parsed in chunks, never held whole. A chunk is
+    /// briefly held twice (as read, and in the line buffer), so this bounds what reading even a
+    /// huge journal costs, on a background thread, at about half a megabyte.
+    static let chunkSize = 256 << 10
     /// The longest line the journal may hold: a longer one is damage.
     static let maximumLineLength = 4096
 
