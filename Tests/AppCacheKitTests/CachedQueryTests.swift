@@ -62,6 +62,23 @@ struct CachedQueryTests {
         #expect(query.error == nil)
     }
 
+    @Test func twoRefreshesAtOnceShareOneFetchAndLoadUntilBothEnd() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        let server = FakeServer(answer: .items(notes, etag: nil), gated: true)
+        let query = CachedQuery(cache: cache, Note.self, policy: .fetchFirst, fetch: server.fetch)
+        let first = Task { await query.refresh() }
+        let second = Task { await query.refresh() }
+        #expect(await eventuallyOnMain { cache.flights.census.waiters == 2 })
+        #expect(query.isLoading)
+        server.gate?.open()
+        await first.value
+        await second.value
+        #expect(!query.isLoading)
+        #expect(query.items == notes)
+        #expect(server.fetches == 1, "one fetch for both refreshes")
+    }
+
     @Test func aFailedRefreshKeepsTheCachedItemsAndSetsTheError() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())

@@ -32,7 +32,7 @@ public final class CachedQuery<Model: CacheableModel> {
     public private(set) var cachedDate: Date?
     /// Whether ``items`` are older than their type's staleness threshold, as of the last load.
     public private(set) var isStale = false
-    /// Whether a ``refresh()`` is under way.
+    /// Whether a ``refresh()`` is under way (any of several started at once).
     public private(set) var isLoading = false
     /// Why the last ``refresh()`` could not fetch: set while cached items stand in for its
     /// result, or when it had nothing to show; `nil` after a successful one.
@@ -44,6 +44,8 @@ public final class CachedQuery<Model: CacheableModel> {
     @ObservationIgnored private let fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     /// The task following the collection's updates; cancelled when the query goes.
     @ObservationIgnored private var following: CancelledOnDeinit?
+    /// How many refreshes run now: loading lasts until the last of them ends.
+    @ObservationIgnored private var refreshesUnderWay = 0
 
     /// Makes a query and starts following its collection's changes; call ``refresh()`` to load.
     ///
@@ -75,8 +77,12 @@ public final class CachedQuery<Model: CacheableModel> {
     ///
     /// On failure ``error`` is set: with the cached items still shown when there are any.
     public func refresh() async {
+        refreshesUnderWay += 1
         isLoading = true
-        defer { isLoading = false }
+        defer {
+            refreshesUnderWay -= 1
+            isLoading = refreshesUnderWay > 0
+        }
         do {
             for try await loaded in cache.load(Model.self, forKey: key, policy: policy, fetch: fetch) {
                 items = loaded.items
