@@ -471,18 +471,12 @@ final class BinaryPayloadDecoder: Decoder {
         let body = try keyedBody(at: offset)
         end = body.end
         let entry = state.pointee.keyTypes.entry(for: Key.self)
-        let frame = KeyedFrame(start: body.start, end: body.end, next: body.start, indexes: entry.indexes)
-        if reusesBoxes && entry.boxIsFree {
-            state.pointee.frames[entry.frame] = frame
-            return unsafeBitCast(entry.box.unsafelyUnwrapped, to: KeyedDecodingContainer<Key>.self)
+        return entry.container(
+            for: KeyedFrame(start: body.start, end: body.end, next: body.start, indexes: entry.indexes), in: &state.pointee.frames,
+            reusingBoxes: reusesBoxes
+        ) { number in
+            KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
         }
-        let number = state.pointee.frames.append(frame)
-        let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
-        if reusesBoxes {
-            entry.box = unsafeBitCast(container, to: AnyObject.self)
-            entry.frame = number
-        }
-        return container
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {

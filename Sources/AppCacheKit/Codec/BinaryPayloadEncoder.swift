@@ -380,18 +380,11 @@ final class BinaryPayloadEncoder: Encoder {
     /// of the last one made for `Key` when nobody holds it any more (see ``KeyTypeTable``).
     func keyedContainer<Key: CodingKey>(_ type: Key.Type, depth: Int, id: UInt32) -> KeyedEncodingContainer<Key> {
         let entry = state.pointee.keyTypes.entry(for: Key.self)
-        let frame = KeyedFrame(depth: depth, id: id, indexes: entry.indexes)
-        if reusesBoxes && entry.boxIsFree {
-            state.pointee.frames[entry.frame] = frame
-            return unsafeBitCast(entry.box.unsafelyUnwrapped, to: KeyedEncodingContainer<Key>.self)
+        return entry.container(
+            for: KeyedFrame(depth: depth, id: id, indexes: entry.indexes), in: &state.pointee.frames, reusingBoxes: reusesBoxes
+        ) { number in
+            KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
         }
-        let number = state.pointee.frames.append(frame)
-        let container = KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
-        if reusesBoxes {
-            entry.box = unsafeBitCast(container, to: AnyObject.self)
-            entry.frame = number
-        }
-        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

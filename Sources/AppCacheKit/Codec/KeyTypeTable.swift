@@ -27,6 +27,29 @@ struct KeyTypeTable {
         var boxIsFree: Bool {
             box != nil && isKnownUniquelyReferenced(&box)
         }
+
+        /// A keyed container (of the encoder or the decoder) reading or writing `frame`: this
+        /// entry's box pointed at the new frame when nobody holds it any more, else a new one,
+        /// made by `make` from the frame's number and kept for next time.
+        ///
+        /// - Parameter reusingBoxes: ``KeyTypeTable/boxesAreReusable``; without it every
+        ///   container is made afresh.
+        @inline(__always)
+        func container<Frame, Container>(
+            for frame: Frame, in frames: inout FrameBuffer<Frame>, reusingBoxes: Bool, make: (Int) -> Container
+        ) -> Container {
+            if reusingBoxes && boxIsFree {
+                frames[self.frame] = frame
+                return unsafeBitCast(box.unsafelyUnwrapped, to: Container.self)
+            }
+            let number = frames.append(frame)
+            let container = make(number)
+            if reusingBoxes {
+                box = unsafeBitCast(container, to: AnyObject.self)
+                self.frame = number
+            }
+            return container
+        }
     }
 
     /// Whether a `KeyedEncodingContainer` and a `KeyedDecodingContainer` are exactly one
