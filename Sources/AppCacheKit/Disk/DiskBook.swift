@@ -257,9 +257,7 @@ struct DiskBook {
             guard try journal.append([.willCompact(temporaryName: temporaryName)]) != nil else { return }
             let newCursor = try journal.rewrite(snapshot, temporaryName: temporaryName)
             pending.note(.temporaryGone(name: temporaryName))
-            coordinator.compactedJournalSize = newCursor.offset
-            journalSize = newCursor.offset
-            cursor = newCursor
+            adoptRewrittenJournal(newCursor)
         } catch {
             problems.append(AppCacheError(
                 code: error.code, message: "The disk index journal could not be compacted; it stays as it was.",
@@ -269,6 +267,15 @@ struct DiskBook {
             index = nil
             cursor = nil
         }
+    }
+
+    /// Takes a journal just written anew (compacted or rebuilt) as the one this book reads
+    /// from, and records its size as the size right after the last compaction, for every
+    /// process sharing the root.
+    private mutating func adoptRewrittenJournal(_ newCursor: IndexJournal.Cursor) {
+        coordinator.compactedJournalSize = newCursor.offset
+        journalSize = newCursor.offset
+        cursor = newCursor
     }
 
     /// Rebuilds the index from the archives' headers, oldest first, and starts a new journal.
@@ -292,10 +299,7 @@ struct DiskBook {
         // journal, and settled if their change fails.)
         changedDisk = true
         do throws(SystemError) {
-            let newCursor = try journal.rewrite(rebuilt.snapshot, temporaryName: FileSystem.temporaryName())
-            coordinator.compactedJournalSize = newCursor.offset
-            journalSize = newCursor.offset
-            cursor = newCursor
+            adoptRewrittenJournal(try journal.rewrite(rebuilt.snapshot, temporaryName: FileSystem.temporaryName()))
         } catch {
             problems.append(AppCacheError(
                 code: error.code, message: "The disk index journal could not be rewritten; it will be rebuilt from the archives.",
