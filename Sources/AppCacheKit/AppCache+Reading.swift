@@ -79,7 +79,12 @@ extension AppCache {
     /// when there is none. Reads no items.
     func dating<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> (cachedDate: Date, isStale: Bool)? {
         guard let date = cachedDate(of: type, forKey: key) else { return nil }
-        return (date, Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: typeInfo(Model.self).threshold))
+        return (date, isStale(cachedAt: date, threshold: typeInfo(Model.self).threshold))
+    }
+
+    /// Whether items cached at `date` are stale now, by `threshold`.
+    func isStale(cachedAt date: Date, threshold: Duration) -> Bool {
+        Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: threshold)
     }
 
     /// The memory layer's answer for a model type and key of the current user, counting a hit

@@ -62,11 +62,10 @@ extension AppCache {
         // and no fetch. It is given without a task, from a stream that hands it over without
         // suspending its consumer.
         if policy != .fetchFirst, let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            let age = Self.age(of: hit.cachedDate, now: configuration.now())
-            let isStale = Self.isStale(age: age, threshold: typeInfo(Model.self).threshold)
-            if !isStale || policy == .cacheFirst {
+            let stale = isStale(cachedAt: hit.cachedDate, threshold: typeInfo(Model.self).threshold)
+            if !stale || policy == .cacheFirst {
                 let answer = Locked<LoadedItems<Model>?>(LoadedItems(
-                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, isStale: isStale,
+                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, isStale: stale,
                     source: .memory))
                 return AsyncThrowingStream(unfolding: { answer.withLock { answer in defer { answer = nil }; return answer } })
             }
@@ -163,10 +162,9 @@ extension AppCache {
             found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned)
         }
         guard let found, state.withLock({ $0.switches }) == switches else { return nil }
-        let age = Self.age(of: found.cachedDate, now: configuration.now())
         return CachedForLoad(
             loaded: LoadedItems(
-                items: found.items, cachedDate: found.cachedDate, isStale: Self.isStale(age: age, threshold: info.threshold),
+                items: found.items, cachedDate: found.cachedDate, isStale: isStale(cachedAt: found.cachedDate, threshold: info.threshold),
                 source: found.source),
             validators: found.validators, isPinned: found.isPinned)
     }
