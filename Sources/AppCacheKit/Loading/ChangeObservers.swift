@@ -13,39 +13,42 @@ final class ChangeObservers: Sendable {
         var signal: ChangeSignal
     }
 
-    private let observers = Locked<[UInt64: Observer]>([:])
-    private let lastIdentifier = Locked<UInt64>(0)
+    private struct State {
+        var observers: [UInt64: Observer] = [:]
+        var lastIdentifier: UInt64 = 0
+    }
 
-    /// Whether anyone observes; lets writers skip the work of telling.
-    var isEmpty: Bool { observers.withLock { $0.isEmpty } }
+    private let state = Locked(State())
+
+    /// Whether nobody observes (a stream that ended has removed its observer).
+    var isEmpty: Bool { state.withLock { $0.observers.isEmpty } }
 
     /// Adds an observer of the collection `cacheName`/`key`.
     ///
     /// - Returns: the identifier that removes it.
     func add(cacheName: String, key: String?, signal: ChangeSignal) -> UInt64 {
-        let identifier = lastIdentifier.withLock { last in
-            last += 1
-            return last
+        state.withLock { state in
+            state.lastIdentifier += 1
+            state.observers[state.lastIdentifier] = Observer(cacheName: cacheName, key: key, signal: signal)
+            return state.lastIdentifier
         }
-        observers.withLock { $0[identifier] = Observer(cacheName: cacheName, key: key, signal: signal) }
-        return identifier
     }
 
     func remove(_ identifier: UInt64) {
-        observers.withLock { $0[identifier] = nil }
+        state.withLock { $0.observers[identifier] = nil }
     }
 
     /// Wakes the observers of one collection.
     func notify(cacheName: String, key: String?) {
-        let signals = observers.withLock { observers in
-            observers.values.filter { $0.cacheName == cacheName && $0.key == key }.map(\.signal)
+        let signals = state.withLock { state in
+            state.observers.values.filter { $0.cacheName == cacheName && $0.key == key }.map(\.signal)
         }
         for signal in signals { signal.fire() }
     }
 
     /// Wakes every observer.
     func notifyAll() {
-        let signals = observers.withLock { $0.values.map(\.signal) }
+        let signals = state.withLock { $0.observers.values.map(\.signal) }
         for signal in signals { signal.fire() }
     }
 }
