@@ -9,16 +9,6 @@ import Testing
 struct CachedQueryTests {
     let notes = [Note.make(1), Note.make(2)]
 
-    /// Waits on the main actor until `condition` holds, for at most thirty seconds.
-    func eventuallyOnMain(_ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return condition()
-    }
-
     /// Counts the changes observation reports for what `read` touches, re-arming after each.
     final class ChangeCounter: Sendable {
         let count = Locked(0)
@@ -45,7 +35,7 @@ struct CachedQueryTests {
         let loading = ChangeCounter()
         loading.track { _ = query.isLoading }
         let refresh = Task { await query.refresh() }
-        #expect(await eventuallyOnMain { loading.changes >= 1 })
+        #expect(await eventually { loading.changes >= 1 })
         #expect(query.isLoading)
         #expect(query.items == nil, "nothing cached yet")
 
@@ -69,7 +59,7 @@ struct CachedQueryTests {
         let query = CachedQuery(cache: cache, Note.self, policy: .fetchFirst, fetch: server.fetch)
         let first = Task { await query.refresh() }
         let second = Task { await query.refresh() }
-        #expect(await eventuallyOnMain { cache.flights.census.waiters == 2 })
+        #expect(await eventually { cache.flights.census.waiters == 2 })
         #expect(query.isLoading)
         server.gate?.open()
         await first.value
@@ -115,11 +105,11 @@ struct CachedQueryTests {
         let items = ChangeCounter()
         items.track { _ = query.items }
         try cache.cacheItems(notes, forKey: "top")
-        #expect(await eventuallyOnMain { query.items == notes })
+        #expect(await eventually { query.items == notes })
         #expect(items.changes >= 1)
         #expect(query.cachedDate == fixture.clock.now)
         try cache.removeItems(Note.self, forKey: "top")
-        #expect(await eventuallyOnMain { query.items == nil })
+        #expect(await eventually { query.items == nil })
     }
 
     @Test func aQueryThatGoesStopsFollowing() async throws {
@@ -129,7 +119,7 @@ struct CachedQueryTests {
         #expect(!cache.observers.isEmpty)
         _ = query
         query = nil
-        #expect(await eventuallyOnMain { cache.observers.isEmpty })
+        #expect(await eventually { cache.observers.isEmpty })
     }
 }
 #endif

@@ -103,7 +103,10 @@ func collect<Model: CacheableModel>(
 /// Waits until `condition` holds, checking often, for at most `seconds`; returns whether it
 /// held. For waiting on another task's progress, never for ageing data. Generous: the tests
 /// share two cores and a few threads with tests that block theirs (running example programs).
-func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+/// Runs on the caller's actor, so `condition` may read the main actor's state.
+func eventually(
+    within seconds: Double = 30, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
