@@ -102,7 +102,7 @@ extension AppCache {
                 var record = held.entry.record
                 record.isPinned = pinned
                 if !held.entry.hasPayload {
-                    let items = unsafeDowncast(held.entry.items, to: ItemsBox<Model>.self).items
+                    let items = held.entry.items.items(as: Model.self)
                     do {
                         let encoded = try configuration.payloadCodec.encode(items)
                         (record.payload, record.codec, record.decodedSize) = (encoded.payload, encoded.codec.headerValue, encoded.decodedSize)

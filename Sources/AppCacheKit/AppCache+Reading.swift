@@ -16,7 +16,7 @@ extension AppCache {
         // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
         // lookup and an unchecked cast, with no generic metadata lookups.
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            return unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
+            return hit.items.items(as: Model.self)
         }
         return try loadAfterMiss(Model.self, key: key)?.items
     }
@@ -31,7 +31,7 @@ extension AppCache {
         let items: [Model]
         let cachedDate: Date
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            items = unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items
+            items = hit.items.items(as: Model.self)
             cachedDate = hit.cachedDate
         } else {
             guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
@@ -125,7 +125,7 @@ extension AppCache {
             guard hit.expires, hit.expiry <= configuration.now() else {
                 state.withLock { $0.memory.countHit() }
                 return LoadedCollection(
-                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, fromDisk: false,
+                    items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false,
                     validators: entry.record.validators, isPinned: entry.isPinned)
             }
             // Expired: it goes from memory here, and from disk below.
@@ -248,7 +248,7 @@ extension AppCache {
             record.decodedSize = (try? BinaryPayloadEncoder.encode(items))?.decodedSize
         }
         var entry = MemoryEntry(
-            archiveKey: archiveKey, path: path, record: record, items: ItemsBox(items), isDirty: false, diskIdentity: identity)
+            archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: false, diskIdentity: identity)
         entry.epoch = context.epoch
         let spills = state.withLock {
             $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot), ifUnchangedSince: mutationsBeforeRead)

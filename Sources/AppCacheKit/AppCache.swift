@@ -301,7 +301,7 @@ public final class AppCache: Sendable {
             let archiveKey = ArchiveKey(user: user, cacheName: info.cacheName, key: key)
             return MemoryEntry(
                 archiveKey: archiveKey, path: store.layout.archivePath(for: archiveKey), record: record,
-                items: ItemsBox(items), isDirty: !writeThrough)
+                items: ErasedItems(items), isDirty: !writeThrough)
         }
 
         func destination(_ state: State) -> Destination {

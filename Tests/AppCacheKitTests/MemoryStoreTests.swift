@@ -17,7 +17,7 @@ struct MemoryStoreTests {
             archiveKey: ArchiveKey(user: "user\(user)", cacheName: "Things", key: name),
             path: CachePath(directory: "user-user\(user)", name: "Things+\(name).archive"),
             record: ArchiveRecord(payload: Data(), codec: 1, schemaVersion: 1, cachedDate: Date(), decodedSize: bytes),
-            items: ItemsBox([Int]()), isDirty: dirty)
+            items: ErasedItems([Int]()), isDirty: dirty)
     }
 
     /// What memory holds of a collection is counted: its decoded items, and its payload only
@@ -27,7 +27,7 @@ struct MemoryStoreTests {
         let record = ArchiveRecord(payload: Data(count: 40), codec: 2, schemaVersion: 1, cachedDate: Date(), decodedSize: 100)
         let dirty = MemoryEntry(
             archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "d"), path: CachePath(directory: "shared", name: "d.archive"),
-            record: record, items: ItemsBox([Int]()), isDirty: true)
+            record: record, items: ErasedItems([Int]()), isDirty: true)
         #expect(dirty.cost == 140 && dirty.hasPayload)
         _ = memory.store(dirty, for: key("d"))
         #expect(memory.statistics.bytes == 140)
@@ -37,7 +37,7 @@ struct MemoryStoreTests {
         #expect(memory.peek(key("d"))?.hasPayload == false)
         let clean = MemoryEntry(
             archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "c"), path: CachePath(directory: "shared", name: "c.archive"),
-            record: record, items: ItemsBox([Int]()), isDirty: false)
+            record: record, items: ErasedItems([Int]()), isDirty: false)
         #expect(clean.cost == 100 && !clean.hasPayload && clean.encodedSize == 40)
     }
 

@@ -65,7 +65,7 @@ extension AppCache {
             let stale = isStale(cachedAt: hit.cachedDate, threshold: typeInfo(Model.self).threshold)
             if !stale || policy == .cacheFirst {
                 let answer = Locked<LoadedItems<Model>?>(LoadedItems(
-                    items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, cachedDate: hit.cachedDate, isStale: stale,
+                    items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, isStale: stale,
                     source: .memory))
                 return AsyncThrowingStream(unfolding: { answer.withLock { answer in defer { answer = nil }; return answer } })
             }
@@ -157,7 +157,7 @@ extension AppCache {
                 else { return nil }
                 return (entry.record.validators, entry.isPinned)
             }
-            found = (unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, hit.cachedDate, .memory, facts?.0, facts?.1 ?? false)
+            found = (hit.items.items(as: Model.self), hit.cachedDate, .memory, facts?.0, facts?.1 ?? false)
         } else if let loaded = try loadAfterMiss(Model.self, key: key) {
             found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned)
         }

@@ -69,18 +69,17 @@ extension AppCache {
     /// What an observer last saw of a collection.
     struct Observed<Model: CacheableModel> {
         var items: [Model]?
-        /// The memory entry's items box, when memory holds them: the same box means the same
-        /// items. Held, not just identified: a freed box's address may be reused by the box of
-        /// newer items, which would then look the same.
-        var box: AnyObject?
+        /// The memory entry's generation, when memory holds the items: every store makes a
+        /// new one, never reused, so the same generation means the same items.
+        var generation: UInt64?
         /// When the items expire; `nil` for never.
         var expiry: Date?
 
         func differs(from other: Observed?) -> Bool {
             guard let other else { return true }
             if items == nil && other.items == nil { return false }
-            guard let box, let otherBox = other.box else { return true }
-            return box !== otherBox
+            guard let generation, let otherGeneration = other.generation else { return true }
+            return generation != otherGeneration
         }
     }
 
@@ -88,10 +87,15 @@ extension AppCache {
     /// went to `diagnostics`).
     func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
         func fromMemory() -> Observed<Model>? {
-            guard let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) else { return nil }
-            return Observed(
-                items: unsafeDowncast(hit.items, to: ItemsBox<Model>.self).items, box: hit.items,
-                expiry: hit.expires ? hit.expiry : nil)
+            let change = coordinator.changeCount
+            let found = state.withLock { state -> (MemoryHit, UInt64)? in
+                guard change == state.syncedChange else { return nil }
+                let memoryKey = MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: state.userSlot)
+                guard let hit = state.memory.hit(memoryKey), let entry = state.memory.peek(memoryKey) else { return nil }
+                return (hit, entry.generation)
+            }
+            guard let (hit, generation) = found, !hit.expires || isLive(hit) else { return nil }
+            return Observed(items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil)
         }
         if let value = fromMemory() { return value }
         do {

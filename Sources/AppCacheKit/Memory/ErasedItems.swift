@@ -1,0 +1,29 @@
+/// A collection of items of any model type, held as the array itself rather than in a box, so
+/// that a memory hit reads the array straight from its entry.
+///
+/// An array is one reference to its storage whatever its element type, and copying or
+/// destroying it only retains or releases that storage, whose own type knows its elements: the
+/// array is kept with its element type erased and given back with the type it was stored as.
+/// Only ``items(as:)`` with that type may read it; the memory layer's key holds the type.
+@usableFromInline
+struct ErasedItems: @unchecked Sendable {
+    /// An element type that is never read: the array's storage still holds the real elements.
+    @usableFromInline
+    struct Erased {}
+
+    @usableFromInline
+    let storage: [Erased]
+
+    /// Keeps `items`; read them back with ``items(as:)`` and the same `Model`.
+    init<Model: Sendable>(_ items: [Model]) {
+        storage = unsafeBitCast(items, to: [Erased].self)
+    }
+
+    /// The items, of the model type they were stored with.
+    ///
+    /// - Precondition: `Model` is the type given to ``init(_:)``.
+    @inlinable
+    func items<Model: Sendable>(as type: Model.Type) -> [Model] {
+        unsafeBitCast(storage, to: [Model].self)
+    }
+}
