@@ -87,6 +87,25 @@ struct LRUDictionaryTests {
         #expect(lru.isEmpty)
     }
 
+    /// Reads far outnumber keys in a cache: the log of uses stays bounded while the order
+    /// stays exact.
+    @Test func manyReadsKeepTheLogBoundedAndTheOrderExact() {
+        var lru = LRUDictionary<String, Int>()
+        let keys = (0..<5).map { "k\($0)" }
+        for (index, key) in keys.enumerated() { lru.updateValue(index, forKey: key) }
+        var random = SeededRandom(seed: 7)
+        var model = keys.reversed() as [String]  // most recent first
+        for _ in 0..<20_000 {
+            let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+            #expect(lru.value(forKey: key) != nil)
+            model.removeAll { $0 == key }
+            model.insert(key, at: 0)
+        }
+        lru._checkInvariants()
+        #expect(keysFromMostRecent(lru) == model)
+        #expect(lru.leastRecentlyUsed?.key == model.last)
+    }
+
     /// Thousands of random operations against a plain array kept in recency order, with the
     /// invariants checked after each one.
     @Test(arguments: [1 as UInt64, 2, 3, 42])

@@ -1,45 +1,59 @@
 /// A dictionary that keeps its keys in exact least-recently-used order.
 ///
-/// A doubly linked list threaded through an array of nodes, plus a hash index from key to node,
-/// so that every operation is O(1). Reading with ``value(forKey:)`` or writing with
-/// ``updateValue(_:forKey:)`` makes a key the most recently used; ``peekValue(forKey:)`` and
-/// ``modifyValue(forKey:_:)`` leave the order alone. Not thread-safe: it lives inside the cache's
-/// lock.
+/// Values live in the hash table itself, beside their keys, so that a read touches the table's
+/// bucket and nothing else at a random place in memory. The order is kept apart from the
+/// values: every key has a small number (its *node*) and the moment of its last use (its
+/// *stamp*, in a dense array), and every use appends the node and stamp to a log. A log entry is
+/// *current* while its stamp is still its node's: the current entries, in log order, are the
+/// keys from least to most recently used, one each. A use is therefore two writes to memory the
+/// processor already holds, where a linked list would relink two neighbours at random places.
+/// The log is compacted (its superseded entries dropped) once it is more than twice as long
+/// as the dictionary, so it costs amortised O(1) per use and at most about three entries of 8
+/// bytes per key.
+///
+/// Reading with ``value(forKey:)`` or writing with ``updateValue(_:forKey:)`` makes a key the
+/// most recently used; ``peekValue(forKey:)`` and ``modifyValue(forKey:_:)`` leave the order
+/// alone. Not thread-safe: it lives inside its owner's lock.
 struct LRUDictionary<Key: Hashable, Value> {
-    /// A node: its contents (`nil` while the node is free) and its place in the list, side by
-    /// side, so that a hit reads the value and relinks the node in the same cache line.
-    ///
-    /// The links come first and the key last: a hit touches the links and the start of the
-    /// value (where ``MemoryEntry`` keeps what a hit reads), and with many keys each cache line
-    /// a hit touches is a read from memory.
-    private struct Slot {
-        /// Towards the most recently used end; `-1` at the head.
-        var newer: Int = -1
-        /// Towards the least recently used end; `-1` at the tail.
-        var older: Int = -1
-        var value: Value?
-        var key: Key?
-
-        init(key: Key?, value: Value?) {
-            self.key = key
-            self.value = value
-        }
+    /// A value and the number of its key's node.
+    private struct Node {
+        var value: Value
+        let id: UInt32
     }
 
-    private var slots: [Slot] = []
-    private var index: [Key: Int] = [:]
-    private var freeNodes: [Int] = []
-    /// The most recently used node, or `-1`.
-    private var head = -1
-    /// The least recently used node, or `-1`.
-    private var tail = -1
+    /// One use of a node: current while `stamps[node] == stamp`.
+    private struct Use {
+        var node: UInt32
+        var stamp: UInt32
+    }
+
+    private var index: [Key: Node] = [:]
+    /// The key of each node, `nil` while the node is free.
+    private var nodeKeys: [Key?] = []
+    /// The stamp of each node's last use, `0` while the node is free.
+    private var stamps: [UInt32] = []
+    private var freeNodes: [UInt32] = []
+    /// Every use since the last compaction, oldest first; entries before ``firstUse`` are
+    /// spent. The entry at `firstUse`, when there is one, is current: the least recently used.
+    private var uses: [Use] = []
+    private var firstUse = 0
+    /// The last stamp handed out. Stamps wrap, skipping `0`; a superseded entry is dropped
+    /// by the next compaction, long before its stamp could come round again (see
+    /// ``maximumCount``).
+    private var clock: UInt32 = 0
+
+    /// The most keys it holds: stamps wrap after 2^32 uses, and a superseded log entry lives
+    /// for fewer than `2 * maximumCount + 64` of them.
+    static var maximumCount: Int { 1 << 30 }
 
     init() {}
 
     /// Makes room for `capacity` keys.
     mutating func reserveCapacity(_ capacity: Int) {
-        slots.reserveCapacity(capacity)
         index.reserveCapacity(capacity)
+        nodeKeys.reserveCapacity(capacity)
+        stamps.reserveCapacity(capacity)
+        uses.reserveCapacity(2 * capacity)
     }
 
     /// The number of keys.
@@ -51,36 +65,29 @@ struct LRUDictionary<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1) on average.
     mutating func value(forKey key: Key) -> Value? {
-        guard let node = index[key] else { return nil }
-        moveToHead(node)
-        return slots[node].value
+        updatingValue(forKey: key) { $0 }
     }
 
-    /// A projection of the value for `key`, making `key` the most recently used; cheaper than
-    /// copying out a large value.
+    /// Calls `body` on the value for `key` in place and makes `key` the most recently used;
+    /// cheaper than copying out a large value.
     ///
-    /// - Complexity: O(1) on average.
-    mutating func value<Projection>(forKey key: Key, _ project: (borrowing Value) -> Projection) -> Projection? {
-        guard let node = index[key] else { return nil }
-        moveToHead(node)
-        return project(slots[node].value.unsafelyUnwrapped)
-    }
-
-    /// Like ``value(forKey:_:)``, but `body` may also change the value in place.
-    ///
-    /// - Complexity: O(1) on average.
+    /// - Returns: what `body` returns, or `nil` when `key` is absent.
+    /// - Complexity: O(1) on average (amortised: a use may compact the log).
     @inline(__always)
     mutating func updatingValue<Projection>(forKey key: Key, _ body: (inout Value) -> Projection) -> Projection? {
-        guard let node = index[key] else { return nil }
-        moveToHead(node)
-        return body(&slots[node].value!)
+        // One hash and probe, then the value changed where it is stored.
+        guard let position = index.index(forKey: key) else { return nil }
+        let id = index.values[position].id
+        let result = body(&index.values[position].value)
+        use(id)
+        return result
     }
 
     /// The value for `key`, leaving the order as it is.
     ///
     /// - Complexity: O(1) on average.
     func peekValue(forKey key: Key) -> Value? {
-        index[key].flatMap { slots[$0].value }
+        index[key]?.value
     }
 
     /// Changes the value for `key` in place, leaving the order as it is.
@@ -88,60 +95,61 @@ struct LRUDictionary<Key: Hashable, Value> {
     /// - Returns: what `body` returns, or `nil` when `key` is absent.
     /// - Complexity: O(1) on average.
     mutating func modifyValue<Result>(forKey key: Key, _ body: (inout Value) -> Result) -> Result? {
-        guard let node = index[key] else { return nil }
-        return body(&slots[node].value!)
+        index.index(forKey: key).map { body(&index.values[$0].value) }
     }
 
     /// Stores `value` for `key` and makes `key` the most recently used.
     ///
     /// - Returns: the value it replaced, if any.
-    /// - Complexity: O(1) on average.
+    /// - Complexity: O(1) on average (amortised).
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        if let node = index[key] {
-            let old = slots[node].value
-            slots[node].value = value
-            moveToHead(node)
+        if let old = updatingValue(forKey: key, { stored -> Value in
+            defer { stored = value }
+            return stored
+        }) {
             return old
         }
-        let node: Int
+        precondition(index.count < Self.maximumCount, "LRUDictionary holds at most 2^30 keys")
+        let id: UInt32
         if let reused = freeNodes.popLast() {
-            node = reused
-            slots[node] = Slot(key: key, value: value)
+            id = reused
+            nodeKeys[Int(id)] = key
         } else {
-            node = slots.count
-            slots.append(Slot(key: key, value: value))
+            id = UInt32(nodeKeys.count)
+            nodeKeys.append(key)
+            stamps.append(0)
         }
-        index[key] = node
-        linkAtHead(node)
+        index[key] = Node(value: value, id: id)
+        use(id)
         return nil
     }
 
     /// Removes `key`.
     ///
     /// - Returns: its value, if it was present.
-    /// - Complexity: O(1) on average.
+    /// - Complexity: O(1) on average (amortised).
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let node = index.removeValue(forKey: key) else { return nil }
-        return release(node)
+        release(node.id)
+        return node.value
     }
 
     /// The least recently used key and its value, without changing the order.
+    ///
+    /// - Complexity: O(1) on average.
     var leastRecentlyUsed: (key: Key, value: Value)? {
-        guard tail >= 0 else { return nil }
-        return (slots[tail].key!, slots[tail].value!)
+        guard firstUse < uses.count, let key = nodeKeys[Int(uses[firstUse].node)] else { return nil }
+        return (key, index[key]!.value)
     }
 
     /// Removes and returns the least recently used key and its value.
     ///
-    /// - Complexity: O(1) on average.
+    /// - Complexity: O(1) on average (amortised).
     mutating func removeLeastRecentlyUsed() -> (key: Key, value: Value)? {
-        guard tail >= 0 else { return nil }
-        let node = tail
-        let key = slots[node].key!
-        index[key] = nil
-        return (key, release(node)!)
+        guard let (key, _) = leastRecentlyUsed else { return nil }
+        return (key, removeValue(forKey: key)!)
     }
 
     /// Calls `body` on every key and value, from the least recently used to the most, leaving
@@ -149,10 +157,9 @@ struct LRUDictionary<Key: Hashable, Value> {
     ///
     /// - Complexity: O(n).
     mutating func modifyEachFromLeastRecent(_ body: (Key, inout Value) -> Void) {
-        var node = tail
-        while node >= 0 {
-            body(slots[node].key!, &slots[node].value!)
-            node = slots[node].newer
+        for position in firstUse..<uses.count where isCurrent(uses[position]) {
+            let key = nodeKeys[Int(uses[position].node)]!
+            if let position = index.index(forKey: key) { body(key, &index.values[position].value) }
         }
     }
 
@@ -169,10 +176,9 @@ struct LRUDictionary<Key: Hashable, Value> {
     var elementsFromMostRecent: [(key: Key, value: Value)] {
         var elements: [(key: Key, value: Value)] = []
         elements.reserveCapacity(count)
-        var node = head
-        while node >= 0 {
-            elements.append((slots[node].key!, slots[node].value!))
-            node = slots[node].older
+        for position in (firstUse..<uses.count).reversed() where isCurrent(uses[position]) {
+            let key = nodeKeys[Int(uses[position].node)]!
+            elements.append((key, index[key]!.value))
         }
         return elements
     }
@@ -180,38 +186,46 @@ struct LRUDictionary<Key: Hashable, Value> {
     // MARK: - Private
 
     @inline(__always)
-    private mutating func moveToHead(_ node: Int) {
-        guard node != head else { return }
-        unlink(node)
-        linkAtHead(node)
+    private func isCurrent(_ use: Use) -> Bool {
+        stamps[Int(use.node)] == use.stamp
     }
 
+    /// Records a use of `node`, now the most recently used.
     @inline(__always)
-    private mutating func linkAtHead(_ node: Int) {
-        slots[node].newer = -1
-        slots[node].older = head
-        if head >= 0 { slots[head].newer = node }
-        head = node
-        if tail < 0 { tail = node }
+    private mutating func use(_ node: UInt32) {
+        clock &+= 1
+        if clock == 0 { clock = 1 }
+        stamps[Int(node)] = clock
+        uses.append(Use(node: node, stamp: clock))
+        if uses[firstUse].node == node { dropSpentUses() }  // its previous use was the oldest
+        if uses.count > 2 * index.count + 64 { compact() }
     }
 
-    @inline(__always)
-    private mutating func unlink(_ node: Int) {
-        let newer = slots[node].newer
-        let older = slots[node].older
-        if newer >= 0 { slots[newer].older = older } else { head = older }
-        if older >= 0 { slots[older].newer = newer } else { tail = newer }
-        slots[node].newer = -1
-        slots[node].older = -1
-    }
-
-    /// Unlinks a node whose key has already left the index, frees it and returns its value.
-    private mutating func release(_ node: Int) -> Value? {
-        unlink(node)
-        let value = slots[node].value
-        slots[node] = Slot(key: nil, value: nil)
+    /// Frees `node`, whose key has already left the index.
+    private mutating func release(_ node: UInt32) {
+        stamps[Int(node)] = 0
+        nodeKeys[Int(node)] = nil
         freeNodes.append(node)
-        return value
+        if firstUse < uses.count, uses[firstUse].node == node { dropSpentUses() }
+        if uses.count > 2 * index.count + 64 { compact() }
+    }
+
+    /// Moves ``firstUse`` past superseded entries, so that it is current again.
+    private mutating func dropSpentUses() {
+        while firstUse < uses.count, !isCurrent(uses[firstUse]) {
+            firstUse += 1
+        }
+    }
+
+    /// Keeps only the current entries, in order.
+    private mutating func compact() {
+        var kept = 0
+        for position in firstUse..<uses.count where isCurrent(uses[position]) {
+            uses[kept] = uses[position]
+            kept += 1
+        }
+        uses.removeLast(uses.count - kept)
+        firstUse = 0
     }
 }
 
@@ -221,24 +235,23 @@ extension LRUDictionary {
     ///
     /// - Complexity: O(n).
     func _checkInvariants() {
-        precondition(slots.count == index.count + freeNodes.count, "every node is either indexed or free")
-        var seen = Set<Int>()
-        var node = head
-        var newer = -1
-        while node >= 0 {
-            precondition(seen.insert(node).inserted, "the list has no cycle")
-            precondition(slots[node].newer == newer, "back links mirror forward links")
-            let key = slots[node].key
-            precondition(key != nil && slots[node].value != nil, "a linked node holds a key and a value")
-            precondition(index[key!] == node, "the index points at the node holding the key")
-            newer = node
-            node = slots[node].older
+        precondition(nodeKeys.count == stamps.count, "every node has a key slot and a stamp")
+        precondition(nodeKeys.count == index.count + freeNodes.count, "every node is either indexed or free")
+        for (key, node) in index {
+            precondition(nodeKeys[Int(node.id)] == key, "a node knows its key")
+            precondition(stamps[Int(node.id)] != 0, "a used node has a stamp")
         }
-        precondition(tail == newer, "the tail is the last node of the list")
-        precondition(seen.count == index.count, "every indexed node is on the list")
         for free in freeNodes {
-            precondition(!seen.contains(free) && slots[free].key == nil && slots[free].value == nil, "free nodes are empty")
-            precondition(slots[free].newer == -1 && slots[free].older == -1, "free nodes are unlinked")
+            precondition(nodeKeys[Int(free)] == nil && stamps[Int(free)] == 0, "free nodes are empty")
         }
+        precondition(Set(freeNodes).count == freeNodes.count, "a node is freed once")
+        precondition(firstUse <= uses.count && uses.count <= 2 * index.count + 64, "the log is bounded")
+        precondition(firstUse == uses.count || isCurrent(uses[firstUse]), "the first entry is current")
+        var seen = Set<UInt32>()
+        for use in uses[firstUse...] where isCurrent(use) {
+            precondition(seen.insert(use.node).inserted, "a node has one current entry")
+            precondition(nodeKeys[Int(use.node)] != nil, "a current entry is of a used node")
+        }
+        precondition(seen.count == index.count, "every key has a current entry")
     }
 }
