@@ -247,11 +247,13 @@ extension AppCache {
             // a write would, so the memory limit counts it truly.
             record.decodedSize = (try? BinaryPayloadEncoder.encode(items))?.decodedSize
         }
-        var entry = MemoryEntry(
+        var entry: MemoryEntry? = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: false, diskIdentity: identity)
-        entry.epoch = context.epoch
+        entry?.epoch = context.epoch
         let spills = state.withLock {
-            $0.memory.storeLoaded(entry, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot), ifUnchangedSince: mutationsBeforeRead)
+            $0.memory.storeLoaded(
+                entry.take()!, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot),
+                ifUnchangedSince: mutationsBeforeRead)
         }
         reportAll(spill(spills))
         return LoadedCollection(

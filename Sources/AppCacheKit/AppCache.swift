@@ -326,11 +326,12 @@ public final class AppCache: Sendable {
                     entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
                     return true
                 case .memory:
-                    var entry = entry(for: user)
+                    var entry: MemoryEntry? = entry(for: user)
                     if writeThrough {
-                        entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
+                        let identity = try writeArchive(record, forKey: entry!.archiveKey, at: entry!.path, &book)
+                        entry!.diskIdentity = identity
                     }
-                    spills = state.withLock { $0.memory.store(entry, for: MemoryKey(type: type, key: key, user: slot)) }
+                    spills = state.withLock { $0.memory.store(entry.take()!, for: MemoryKey(type: type, key: key, user: slot)) }
                     if !writeThrough { scheduleWriteBack() }
                     return true
                 }
@@ -341,12 +342,12 @@ public final class AppCache: Sendable {
             guard try writeUnderDiskLock() else { return nil }
         } else {
             let user = state.withLock { $0.user }
-            let prepared = entry(for: user)
+            var prepared: MemoryEntry? = entry(for: user)
             let target = state.withLock { state -> Destination in
                 let target = destination(state)
                 if target == .memory {
                     // The user may have switched while the path was computed: store for the current one.
-                    let entry = state.user == user ? prepared : entry(for: state.user)
+                    let entry = state.user == user ? prepared.take()! : entry(for: state.user)
                     spills = state.memory.store(entry, for: MemoryKey(type: type, key: key, user: state.userSlot))
                 }
                 return target

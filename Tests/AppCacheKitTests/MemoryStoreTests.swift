@@ -41,6 +41,30 @@ struct MemoryStoreTests {
         #expect(clean.cost == 100 && !clean.hasPayload && clean.encodedSize == 40)
     }
 
+    /// An entry copied out of the cache's lock (as every read does) is a value: what the
+    /// store changes afterwards in its own copy (clean, numbered, checked against a file) never
+    /// shows in the copy already handed out, and the other way round.
+    @Test func entriesHandedOutAreValues() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        let record = ArchiveRecord(payload: Data(count: 40), codec: 2, schemaVersion: 1, cachedDate: Date(), decodedSize: 100)
+        _ = memory.store(
+            MemoryEntry(
+                archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "d"), path: CachePath(directory: "shared", name: "d.archive"),
+                record: record, items: ErasedItems([1, 2, 3]), isDirty: true),
+            for: key("d"))
+        var handedOut = memory.peek(key("d"))!
+        let generation = handedOut.generation
+        memory.didWrite(key("d"), generation: generation, identity: FileIdentity(value: 7), spilled: false)
+        #expect(handedOut.isDirty && handedOut.hasPayload && handedOut.cost == 140 && handedOut.diskIdentity == nil)
+        let stored = memory.peek(key("d"))!
+        #expect(!stored.isDirty && !stored.hasPayload && stored.cost == 100 && stored.diskIdentity == FileIdentity(value: 7))
+        handedOut.generation = generation + 100
+        handedOut.diskIdentity = FileIdentity(value: 8)
+        #expect(memory.peek(key("d"))?.generation == generation && memory.peek(key("d"))?.diskIdentity == FileIdentity(value: 7))
+        #expect(memory.hit(key("d"))?.items.items(as: Int.self) == [1, 2, 3])
+        memory._checkInvariants()
+    }
+
     @Test func entryLimitEvictsTheLeastRecentlyUsed() {
         var memory = MemoryStore(byteLimit: 1000, entryLimit: 2)
         #expect(memory.store(entry("a", dirty: false), for: key("a")).isEmpty)

@@ -132,10 +132,12 @@ struct MemoryStore {
     /// Stores `entry` as the most recently used, replacing any entry for the same archive, then
     /// evicts least recently used entries until both limits hold.
     ///
+    /// Pass the caller's only copy (`consume`, or `Optional.take()` from inside a closure): the
+    /// store numbers the entry in its copy-on-write details, which are then changed in place.
+    ///
     /// - Returns: the keys of dirty entries that were evicted and must now be written (spilled).
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
-    mutating func store(_ entry: MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
-        var entry = entry
+    mutating func store(_ entry: consuming MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
         lastGeneration += 1
         entry.generation = lastGeneration
         entry.epoch = epoch
@@ -159,7 +161,7 @@ struct MemoryStore {
     /// entry for the archive exists.
     ///
     /// - Returns: the keys of dirty entries evicted to make room.
-    mutating func storeLoaded(_ entry: MemoryEntry, for key: MemoryKey, ifUnchangedSince mutations: UInt64) -> [MemoryKey] {
+    mutating func storeLoaded(_ entry: consuming MemoryEntry, for key: MemoryKey, ifUnchangedSince mutations: UInt64) -> [MemoryKey] {
         guard mutations == self.mutations else { return [] }
         // One hash of the archive key: claim it, and give it back if it had an owner.
         if let owner = owners.updateValue(key, forKey: entry.archiveKey) {
@@ -167,7 +169,6 @@ struct MemoryStore {
             return []
         }
         lastGeneration += 1
-        var entry = entry
         entry.generation = lastGeneration
         lru.updateValue(entry, forKey: key)
         lruBytes += entry.cost
