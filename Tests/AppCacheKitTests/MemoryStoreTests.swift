@@ -65,6 +65,29 @@ struct MemoryStoreTests {
         memory._checkInvariants()
     }
 
+    /// The entry packs its validation epoch and its read mark into one word, and keeps the
+    /// expiry a hit sees beside the pin: each changes without disturbing the other.
+    @Test func packedFactsChangeIndependently() {
+        let cachedDate = Date(timeIntervalSince1970: 1_000)
+        var record = ArchiveRecord(payload: Data(), codec: 1, schemaVersion: 1, cachedDate: cachedDate, decodedSize: 1)
+        record.expiry = cachedDate.addingTimeInterval(60)
+        var entry = MemoryEntry(
+            archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "e"), path: CachePath(directory: "shared", name: "e.archive"),
+            record: record, items: ErasedItems([1]), isDirty: false)
+        #expect(MemoryHit(entry).expiry == record.expiry && MemoryHit(entry).expires)
+        entry.epoch = MemoryEntry.epochMask
+        entry.wasReadSinceRecorded = true
+        #expect(entry.epoch == MemoryEntry.epochMask && entry.wasReadSinceRecorded)
+        entry.epoch = 5
+        #expect(entry.epoch == 5 && entry.wasReadSinceRecorded)
+        entry.wasReadSinceRecorded = false
+        #expect(entry.epoch == 5 && !entry.wasReadSinceRecorded)
+        entry.isPinned = true
+        #expect(!MemoryHit(entry).expires && entry.record.isPinned && entry.expiry == record.expiry)
+        entry.isPinned = false
+        #expect(MemoryHit(entry).expiry == record.expiry && !entry.record.isPinned)
+    }
+
     @Test func entryLimitEvictsTheLeastRecentlyUsed() {
         var memory = MemoryStore(byteLimit: 1000, entryLimit: 2)
         #expect(memory.store(entry("a", dirty: false), for: key("a")).isEmpty)

@@ -30,18 +30,19 @@ struct MemoryHit {
     init(_ entry: borrowing MemoryEntry) {
         items = entry.items
         cachedDate = entry.cachedDate
-        expiry = entry.isPinned ? .distantFuture : entry.expiry ?? .distantFuture
+        expiry = entry.hitExpiry
     }
 
     /// Whether an expiry applies at all.
     @usableFromInline var expires: Bool { expiry != .distantFuture }
 }
 
-/// One collection held in memory: what a hit reads (its decoded items, cached moment, expiry,
-/// pin and validation epoch) inline and small, since a hit finds the entry in the hash table's
-/// bucket; everything else (whether the archive on disk is behind it, which archive file it
-/// matches, its generation and cost, the archive record and where it belongs on disk) behind
-/// one copy-on-write reference.
+/// One collection held in memory: what a hit reads (its decoded items, cached moment, expiry
+/// as a hit sees it, and validation epoch) inline in 36 bytes, since a hit finds the entry in
+/// the hash table's bucket and every byte there is memory a random hit brings in; everything
+/// else (the pin, whether the archive on disk is behind it, which archive file it matches, its
+/// generation and cost, the archive record and where it belongs on disk) behind one
+/// copy-on-write reference.
 ///
 /// A dirty entry keeps its encoded payload until it is written; a clean one does not (the
 /// archive holds it): what memory holds of a clean collection is its decoded items alone, and
@@ -57,16 +58,18 @@ struct MemoryEntry {
         let path: CachePath
         var record: ArchiveRecord
         var isDirty: Bool
+        var isPinned: Bool
         var generation: UInt64 = 0
         var diskIdentity: FileIdentity?
         var cost: Int
         let encodedSize: Int
 
         init(
-            archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, isDirty: Bool, diskIdentity: FileIdentity?,
-            cost: Int, encodedSize: Int
+            archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, isDirty: Bool, isPinned: Bool,
+            diskIdentity: FileIdentity?, cost: Int, encodedSize: Int
         ) {
             self.archiveKey = archiveKey
+            self.isPinned = isPinned
             self.encodedSize = encodedSize
             self.path = path
             self.record = record
@@ -77,8 +80,8 @@ struct MemoryEntry {
 
         func copy() -> Details {
             let copy = Details(
-                archiveKey: archiveKey, path: path, record: record, isDirty: isDirty, diskIdentity: diskIdentity,
-                cost: cost, encodedSize: encodedSize)
+                archiveKey: archiveKey, path: path, record: record, isDirty: isDirty, isPinned: isPinned,
+                diskIdentity: diskIdentity, cost: cost, encodedSize: encodedSize)
             copy.generation = generation
             return copy
         }
@@ -88,30 +91,49 @@ struct MemoryEntry {
     var items: ErasedItems
     /// The moment the items were cached; becomes the archive's modification date when written.
     private(set) var cachedDate: Date
-    /// When the items stop being returned, unless pinned; `nil` for never.
-    let expiry: Date?
-    /// Whether the collection is pinned; changes without a new store.
-    var isPinned: Bool
-    /// Whether a read was served from this entry since the disk index last heard of it.
-    var wasReadSinceRecorded = false
-    /// The memory layer's validation epoch when this entry was last known to agree with the
-    /// disk (see ``MemoryStore/epoch``); a hit needs it to be the current one.
-    var epoch: UInt32 = 0
+    /// When a hit stops returning the items: the expiry unless pinned, `distantFuture` when
+    /// none applies.
+    private(set) var hitExpiry: Date
     private var storedDetails: Details
+    /// The validation epoch in the low 31 bits, whether a read was served in the top one.
+    private var epochAndReadMark: UInt32 = 0
 
     init(archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, items: ErasedItems, isDirty: Bool, diskIdentity: FileIdentity? = nil) {
         self.items = items
         cachedDate = record.cachedDate
-        expiry = record.expiry
-        isPinned = record.isPinned
+        hitExpiry = record.isPinned ? .distantFuture : record.expiry ?? .distantFuture
         var kept = record
         if !isDirty { kept.payload = Data() }
         let decoded = record.decodedSize ?? 4 * record.payload.count
         storedDetails = Details(
-            archiveKey: archiveKey, path: path, record: kept, isDirty: isDirty, diskIdentity: diskIdentity,
-            cost: decoded + kept.payload.count, encodedSize: record.payload.count)
+            archiveKey: archiveKey, path: path, record: kept, isDirty: isDirty, isPinned: record.isPinned,
+            diskIdentity: diskIdentity, cost: decoded + kept.payload.count, encodedSize: record.payload.count)
     }
 
+    /// The largest validation epoch an entry holds; epochs wrap past it.
+    static let epochMask: UInt32 = 0x7FFF_FFFF
+
+    /// The memory layer's validation epoch when this entry was last known to agree with the
+    /// disk (see ``MemoryStore/epoch``); a hit needs it to be the current one.
+    var epoch: UInt32 {
+        get { epochAndReadMark & Self.epochMask }
+        set { epochAndReadMark = (epochAndReadMark & ~Self.epochMask) | (newValue & Self.epochMask) }
+    }
+    /// Whether a read was served from this entry since the disk index last heard of it.
+    var wasReadSinceRecorded: Bool {
+        get { epochAndReadMark & ~Self.epochMask != 0 }
+        set { epochAndReadMark = newValue ? epochAndReadMark | ~Self.epochMask : epochAndReadMark & Self.epochMask }
+    }
+    /// When the items stop being returned, unless pinned; `nil` for never.
+    var expiry: Date? { storedDetails.record.expiry }
+    /// Whether the collection is pinned; changes without a new store.
+    var isPinned: Bool {
+        get { storedDetails.isPinned }
+        set {
+            details.isPinned = newValue
+            hitExpiry = newValue ? .distantFuture : expiry ?? .distantFuture
+        }
+    }
     /// Whether the archive on disk is older than this entry.
     var isDirty: Bool { storedDetails.isDirty }
     /// Bumped by every store, so a write that finishes after a newer store does not mark the

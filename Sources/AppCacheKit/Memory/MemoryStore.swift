@@ -96,7 +96,7 @@ struct MemoryStore {
     /// Starts a new validation epoch: every entry must be checked against its archive before
     /// it is served again.
     mutating func invalidateAll() {
-        epoch &+= 1
+        epoch = (epoch &+ 1) & MemoryEntry.epochMask
     }
 
     /// Marks the entry for `key` as agreeing with the archive file `identity` in `epoch`,
