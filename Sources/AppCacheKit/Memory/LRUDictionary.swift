@@ -19,6 +19,12 @@ struct LRUDictionary<Key: Hashable, Value> {
     private struct Node {
         var value: Value
         let id: UInt32
+
+        /// Calls `body` on the node where it is stored.
+        @inline(__always)
+        mutating func visit<Result>(_ body: (inout Node) -> Result) -> Result {
+            body(&self)
+        }
     }
 
     /// One use of a node: current while `stamps[node] == stamp`.
@@ -77,8 +83,9 @@ struct LRUDictionary<Key: Hashable, Value> {
     mutating func updatingValue<Projection>(forKey key: Key, _ body: (inout Value) -> Projection) -> Projection? {
         // One hash and probe, then the value changed where it is stored.
         guard let position = index.index(forKey: key) else { return nil }
-        let id = index.values[position].id
-        let result = body(&index.values[position].value)
+        // The node's number read in place too: copying the node out would retain, and so
+        // touch, everything its value refers to.
+        let (id, result) = index.values[position].visit { node in (node.id, body(&node.value)) }
         use(id)
         return result
     }
