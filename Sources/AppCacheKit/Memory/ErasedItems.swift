@@ -1,10 +1,13 @@
 /// A collection of items of any model type, held as the array itself rather than in a box, so
 /// that a memory hit reads the array straight from its entry.
 ///
-/// An array is one reference to its storage whatever its element type, and copying or
-/// destroying it only retains or releases that storage, whose own type knows its elements: the
-/// array is kept with its element type erased and given back with the type it was stored as.
-/// Only ``items(as:)`` with that type may read it; the memory layer's key holds the type.
+/// An array is one reference to its storage whatever its element type (native storage, or on
+/// Apple platforms possibly an `NSArray` it was bridged from), and copying or destroying it
+/// only retains or releases that reference, whose own type knows its elements: the array is
+/// kept with its element type erased and given back with the type it was stored as. It is
+/// never read as `[Erased]` (no count, no element: code for such an array may assume native
+/// storage); only ``items(as:)`` with the stored type may read it, and the memory layer's key
+/// holds the type.
 @usableFromInline
 struct ErasedItems: @unchecked Sendable {
     /// An element type that is never read: the array's storage still holds the real elements.
