@@ -252,7 +252,7 @@ extension AppCache {
         entry?.epoch = context.epoch
         let spills = state.withLock {
             $0.memory.storeLoaded(
-                entry.take()!, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot),
+                entry.moveOut()!, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot),
                 ifUnchangedSince: mutationsBeforeRead)
         }
         reportAll(spill(spills))

@@ -331,7 +331,7 @@ public final class AppCache: Sendable {
                         let identity = try writeArchive(record, forKey: entry!.archiveKey, at: entry!.path, &book)
                         entry!.diskIdentity = identity
                     }
-                    spills = state.withLock { $0.memory.store(entry.take()!, for: MemoryKey(type: type, key: key, user: slot)) }
+                    spills = state.withLock { $0.memory.store(entry.moveOut()!, for: MemoryKey(type: type, key: key, user: slot)) }
                     if !writeThrough { scheduleWriteBack() }
                     return true
                 }
@@ -347,7 +347,7 @@ public final class AppCache: Sendable {
                 let target = destination(state)
                 if target == .memory {
                     // The user may have switched while the path was computed: store for the current one.
-                    let entry = state.user == user ? prepared.take()! : entry(for: state.user)
+                    let entry = state.user == user ? prepared.moveOut()! : entry(for: state.user)
                     spills = state.memory.store(entry, for: MemoryKey(type: type, key: key, user: state.userSlot))
                 }
                 return target

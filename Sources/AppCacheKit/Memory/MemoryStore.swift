@@ -132,7 +132,7 @@ struct MemoryStore {
     /// Stores `entry` as the most recently used, replacing any entry for the same archive, then
     /// evicts least recently used entries until both limits hold.
     ///
-    /// Pass the caller's only copy (`consume`, or `Optional.take()` from inside a closure): the
+    /// Pass the caller's only copy (`consume`, or `Optional.moveOut()` from inside a closure): the
     /// store numbers the entry in its copy-on-write details, which are then changed in place.
     ///
     /// - Returns: the keys of dirty entries that were evicted and must now be written (spilled).
