@@ -8,8 +8,8 @@
 /// keys from least to most recently used, one each. A use is therefore two writes to memory the
 /// processor already holds, where a linked list would relink two neighbours at random places.
 /// The log is compacted (its superseded entries dropped) once it is more than twice as long
-/// as the dictionary, so it costs amortised O(1) per use and at most about three entries of 8
-/// bytes per key.
+/// as the dictionary (plus 64), so it costs amortised O(1) per use and at most two entries of
+/// 8 bytes per key.
 ///
 /// Reading with ``value(forKey:)`` or writing with ``updateValue(_:forKey:)`` makes a key the
 /// most recently used; ``peekValue(forKey:)`` and ``modifyValue(forKey:_:)`` leave the order
@@ -166,7 +166,7 @@ struct LRUDictionary<Key: Hashable, Value> {
     mutating func modifyEachFromLeastRecent(_ body: (Key, inout Value) -> Void) {
         for position in firstUse..<uses.count where isCurrent(uses[position]) {
             let key = nodeKeys[Int(uses[position].node)]!
-            if let position = index.index(forKey: key) { body(key, &index.values[position].value) }
+            if let bucket = index.index(forKey: key) { body(key, &index.values[bucket].value) }
         }
     }
 
