@@ -69,13 +69,13 @@ struct MemoryEntry {
             diskIdentity: FileIdentity?, cost: Int, encodedSize: Int
         ) {
             self.archiveKey = archiveKey
-            self.isPinned = isPinned
-            self.encodedSize = encodedSize
             self.path = path
             self.record = record
             self.isDirty = isDirty
+            self.isPinned = isPinned
             self.diskIdentity = diskIdentity
             self.cost = cost
+            self.encodedSize = encodedSize
         }
 
         func copy() -> Details {
