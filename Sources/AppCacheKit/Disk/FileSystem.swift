@@ -452,21 +452,20 @@ struct FileSystem: Sendable {
     ///
     /// - Returns: the trash name, or `nil` when there was nothing to move.
     func moveOutOfView(userDirectory name: String) throws(SystemError) -> String? {
-        let display = versionPath + "/" + name
-        try inject(.rename, display)
-        let trash = CacheLayout.trashPrefix + Self.randomSuffix()
-        if renameat(version.descriptor, name, root.descriptor, trash) == 0 { return trash }
-        if errno == ENOENT { return nil }
-        throw .last("rename", display)
+        try moveOutOfView(name, in: version.descriptor, display: versionPath + "/" + name)
     }
 
     /// Moves the entry `name` of the root out of view (another version's directory), as
     /// ``moveOutOfView(userDirectory:)`` does.
     func moveOutOfView(rootEntry name: String) throws(SystemError) -> String? {
-        let display = rootPath + "/" + name
+        try moveOutOfView(name, in: root.descriptor, display: rootPath + "/" + name)
+    }
+
+    /// Renames `name` of the directory `directory` to a new trash name in the root.
+    private func moveOutOfView(_ name: String, in directory: Int32, display: String) throws(SystemError) -> String? {
         try inject(.rename, display)
         let trash = CacheLayout.trashPrefix + Self.randomSuffix()
-        if renameat(root.descriptor, name, root.descriptor, trash) == 0 { return trash }
+        if renameat(directory, name, root.descriptor, trash) == 0 { return trash }
         if errno == ENOENT { return nil }
         throw .last("rename", display)
     }
