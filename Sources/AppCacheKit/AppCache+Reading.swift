@@ -92,10 +92,20 @@ extension AppCache {
     /// process or instance changed the disk since it was last checked).
     @usableFromInline
     func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
+        memoryLookup(type, key) { memory, key in memory.hit(key) }
+    }
+
+    /// What `look` finds in the memory layer for a model type and key of the current user,
+    /// inside the state lock; `nil` without asking when another process or instance changed
+    /// the disk since memory was last checked against it.
+    @inline(__always)
+    func memoryLookup<Answer>(
+        _ type: ObjectIdentifier, _ key: String?, _ look: (inout MemoryStore, MemoryKey) -> Answer?
+    ) -> Answer? {
         let change = coordinator.changeCount
         return state.withLock { state in
             guard change == state.syncedChange else { return nil }
-            return state.memory.hit(MemoryKey(type: type, key: key, user: state.userSlot))
+            return look(&state.memory, MemoryKey(type: type, key: key, user: state.userSlot))
         }
     }
 

@@ -87,12 +87,8 @@ extension AppCache {
     /// went to `diagnostics`).
     func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
         func fromMemory() -> Observed<Model>? {
-            let change = coordinator.changeCount
-            let found = state.withLock { state -> (MemoryHit, UInt64)? in
-                guard change == state.syncedChange else { return nil }
-                let memoryKey = MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: state.userSlot)
-                guard let hit = state.memory.hit(memoryKey), let entry = state.memory.peek(memoryKey) else { return nil }
-                return (hit, entry.generation)
+            let found = memoryLookup(ObjectIdentifier(Model.self), key) { memory, key in
+                memory.hit(key) { entry in (MemoryHit(entry), entry.generation) }
             }
             guard let (hit, generation) = found, !hit.expires || isLive(hit) else { return nil }
             return Observed(items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil)

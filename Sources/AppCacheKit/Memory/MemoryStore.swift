@@ -60,11 +60,19 @@ struct MemoryStore {
     /// - Complexity: O(1) on average.
     @inline(__always)
     mutating func hit(_ key: MemoryKey) -> MemoryHit? {
+        hit(key) { MemoryHit($0) }
+    }
+
+    /// What `answer` makes of the entry for `key`, read in place, the entry made the most
+    /// recently used; counts a hit or a miss as ``hit(_:)`` does.
+    @inline(__always)
+    mutating func hit<Answer>(_ key: MemoryKey, _ answer: (inout MemoryEntry) -> Answer) -> Answer? {
         let epoch = epoch
-        let found = lru.updatingValue(forKey: key) { entry -> MemoryHit? in
+        let tracksReads = tracksReads
+        let found = lru.updatingValue(forKey: key) { entry -> Answer? in
             guard entry.epoch == epoch else { return nil }
             if tracksReads { entry.wasReadSinceRecorded = true }
-            return MemoryHit(entry)
+            return answer(&entry)
         }
         switch found {
         case .some(.some(let hit)):
@@ -73,10 +81,10 @@ struct MemoryStore {
         case .some(.none):
             return nil
         case .none:
-            if let entry = detached[key] {
+            if var entry = detached[key] {
                 guard entry.epoch == epoch else { return nil }
                 hits += 1
-                return MemoryHit(entry)
+                return answer(&entry)
             }
             misses += 1
             return nil
