@@ -81,6 +81,24 @@ struct AppCacheUpdatesTests {
         follower.stop()
     }
 
+    @Test func reDatingItemsNotYetWrittenYieldsNothingNew() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
+        try cache.cacheItems(notes)
+        let follower = Follower(cache.updates(of: Note.self))
+        #expect(await follower.reaches(notes))
+        fixture.clock.advance(by: .seconds(3601))
+        let (answers, _) = await collect(cache.load(Note.self, fetch: FakeServer(answer: .notModified).fetch))
+        #expect(answers.map(\.source) == [.memory, .notModified])
+        try cache.flush()  // a change on disk: the follower looks again
+        try await Task.sleep(for: .milliseconds(100))
+        try cache.cacheItems(fresher)
+        #expect(await follower.reaches(fresher))
+        #expect(follower.seen.map { $0?.map(\.id) } == [[1, 2], [3]], "the server saying the items are current changes no items")
+        follower.stop()
+    }
+
     @Test func expiryIsAChangeWithoutAnyCall() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())

@@ -69,8 +69,9 @@ extension AppCache {
     /// What an observer last saw of a collection.
     struct Observed<Model: CacheableModel> {
         var items: [Model]?
-        /// The memory entry's generation, when memory holds the items: every store makes a
-        /// new one, never reused, so the same generation means the same items.
+        /// The generation of the store that put the items in memory, when memory holds them:
+        /// every store makes a new one, never reused, and re-dating the items keeps it, so the
+        /// same generation means the same items.
         var generation: UInt64?
         /// When the items expire; `nil` for never.
         var expiry: Date?
@@ -88,7 +89,7 @@ extension AppCache {
     func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
         func fromMemory() -> Observed<Model>? {
             let found = memoryLookup(ObjectIdentifier(Model.self), key) { memory, key in
-                memory.hit(key) { entry in (MemoryHit(entry), entry.generation) }
+                memory.hit(key) { entry in (MemoryHit(entry), entry.itemsGeneration) }
             }
             guard let (hit, generation) = found, !hit.expires || isLive(hit) else { return nil }
             return Observed(items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil)

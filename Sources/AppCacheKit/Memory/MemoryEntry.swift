@@ -60,6 +60,7 @@ struct MemoryEntry {
         var isDirty: Bool
         var isPinned: Bool
         var generation: UInt64 = 0
+        var itemsGeneration: UInt64 = 0
         var diskIdentity: FileIdentity?
         var cost: Int
         let encodedSize: Int
@@ -83,6 +84,7 @@ struct MemoryEntry {
                 archiveKey: archiveKey, path: path, record: record, isDirty: isDirty, isPinned: isPinned,
                 diskIdentity: diskIdentity, cost: cost, encodedSize: encodedSize)
             copy.generation = generation
+            copy.itemsGeneration = itemsGeneration
             return copy
         }
     }
@@ -141,6 +143,13 @@ struct MemoryEntry {
     var generation: UInt64 {
         get { storedDetails.generation }
         set { details.generation = newValue }
+    }
+    /// The generation of the store that put these items in memory: a re-date (``restamp(at:)``)
+    /// gives the entry a new ``generation`` but keeps this, so that observers see the same
+    /// items as the same.
+    var itemsGeneration: UInt64 {
+        get { storedDetails.itemsGeneration }
+        set { details.itemsGeneration = newValue }
     }
     /// The archive file this entry was read from or last written to; `nil` when none is known.
     /// Another process replacing the archive changes the file's identity.

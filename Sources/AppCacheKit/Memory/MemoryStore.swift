@@ -148,6 +148,7 @@ struct MemoryStore {
     mutating func store(_ entry: consuming MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
         lastGeneration += 1
         entry.generation = lastGeneration
+        entry.itemsGeneration = lastGeneration
         entry.epoch = epoch
         mutations += 1
         if let owner = owners[entry.archiveKey] {
@@ -178,6 +179,7 @@ struct MemoryStore {
         }
         lastGeneration += 1
         entry.generation = lastGeneration
+        entry.itemsGeneration = lastGeneration
         lru.updateValue(entry, forKey: key)
         lruBytes += entry.cost
         return evictOverLimits()
@@ -244,7 +246,7 @@ struct MemoryStore {
     /// takes `identity` as its archive file (the file re-dated on disk).
     ///
     /// A dirty entry gets a new generation, so that a write of it already under way (with the
-    /// old date) does not mark it clean.
+    /// old date) does not mark it clean; its items generation stays, as its items do.
     ///
     /// - Returns: whether memory holds the collection.
     @discardableResult
