@@ -143,6 +143,20 @@ struct BinaryCodecTests {
         #expect(Double(payload.count) <= 0.75 * Double(try JSONEncoder().encode(items).count))
     }
 
+    /// Around the number of names the encoder compares one by one before it hashes them, every
+    /// name is still stored once and every value comes back under its own name.
+    @Test(arguments: [15, 16, 17, 18])
+    func namesAroundTheLinearLimitAreStoredOnce(count: Int) throws {
+        let names = (0..<count).map { "name-\($0)-ü" }
+        let records = (0..<3).map { round in Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0 * 10 + round) }) }
+        let payload = try BinaryPayloadEncoder.encode(records).payload
+        #expect(try BinaryPayloadDecoder.decode([[String: Int]].self, from: payload) == records)
+        let text = String(decoding: payload, as: UTF8.self)
+        for name in names {
+            #expect(text.components(separatedBy: name).count == 2, "\(name) is in the key table once")
+        }
+    }
+
     // MARK: - Models evolve
 
     struct Version1: Codable, Equatable {

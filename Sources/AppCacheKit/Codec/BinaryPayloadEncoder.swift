@@ -21,6 +21,7 @@ final class BinaryPayloadEncoder: Encoder {
     private struct State {
         var writer: ByteWriter
         var keyNames: [String] = []
+        /// The key indexes by name, once there are more names than ``linearKeyLimit``.
         var keyIndexes: [String: Int] = [:]
         /// The key types met: each one-byte key type's values' key indexes (-1: not yet
         /// interned), and their reusable containers.
@@ -307,12 +308,29 @@ final class BinaryPayloadEncoder: Encoder {
         }
     }
 
+    /// The key index of `name`, added to the key table if it is new.
+    ///
+    /// Up to ``linearKeyLimit`` names (most models) are compared in turn: short names compare
+    /// as a few machine words, with no hashing and no table to allocate, which for a payload of
+    /// one item was half of its encoding time. Past that, names are found by hash.
     private func intern(_ name: String) -> Int {
+        let count = keyNames.count
+        if count <= Self.linearKeyLimit {
+            if let index = keyNames.firstIndex(of: name) { return index }
+            keyNames.append(name)
+            if count == Self.linearKeyLimit {
+                for (index, known) in keyNames.enumerated() { keyIndexes[known] = index }
+            }
+            return count
+        }
         if let index = keyIndexes[name] { return index }
         keyNames.append(name)
-        keyIndexes[name] = keyNames.count - 1
-        return keyNames.count - 1
+        keyIndexes[name] = count
+        return count
     }
+
+    /// Payloads with more key names than this find them by hash while encoding.
+    static let linearKeyLimit = 16
 
     // MARK: - Containers
 
