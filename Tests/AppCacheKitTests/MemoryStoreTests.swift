@@ -145,6 +145,28 @@ struct MemoryStoreTests {
         #expect(memory.statistics.dirtyEntries == 0)
     }
 
+    @Test func storingTheSameCollectionAgainReplacesItsEntry() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 2)
+        _ = memory.store(entry("a", bytes: 10, dirty: false), for: key("a"))
+        memory.markChecked(key("a"), generation: memory.peek(key("a"))!.generation, epoch: memory.epoch, identity: FileIdentity(value: 7))
+        _ = memory.store(entry("b", bytes: 20, dirty: false), for: key("b"))
+        let before = memory.peek(key("a"))!
+        _ = memory.store(entry("a", bytes: 30), for: key("a"))  // now the most recently used, dirty
+        memory._checkInvariants()
+        let after = memory.peek(key("a"))!
+        #expect(after.cost == 30 && after.isDirty)
+        #expect(after.generation > before.generation && after.itemsGeneration == after.generation)
+        #expect(after.diskIdentity == FileIdentity(value: 7), "the archive on disk is still the one the old entry knew")
+        #expect(memory.statistics.bytes == 50 && memory.statistics.entries == 2 && memory.statistics.dirtyEntries == 1)
+
+        _ = memory.store(entry("a", bytes: 5, dirty: false), for: key("a"))  // clean again
+        memory._checkInvariants()
+        #expect(memory.statistics.bytes == 25 && memory.statistics.dirtyEntries == 0)
+        _ = memory.store(entry("c", dirty: false), for: key("c"))
+        #expect(memory.peek(key("b")) == nil, "the replaced entry counts as used last: the other one goes")
+        #expect(memory.peek(key("a")) != nil)
+    }
+
     @Test func storingReplacesADetachedEntryOfTheSameArchive() {
         var memory = MemoryStore(byteLimit: 1000, entryLimit: 1)
         _ = memory.store(entry("a"), for: key("a"))

@@ -146,12 +146,27 @@ struct MemoryStore {
     /// - Returns: the keys of dirty entries that were evicted and must now be written (spilled).
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
     mutating func store(_ entry: consuming MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
+        typealias Facts = (cost: Int, isDirty: Bool)
         lastGeneration += 1
         entry.generation = lastGeneration
         entry.itemsGeneration = lastGeneration
         entry.epoch = epoch
         mutations += 1
         if let owner = owners[entry.archiveKey] {
+            // The same collection again, the usual case: the entry changes where it is, with
+            // no removal from the tables and insertion again. (An entry in the LRU order is
+            // never also detached.)
+            if owner == key, let (old, new) = lru.updatingValue(forKey: key, { stored -> (old: Facts, new: Facts) in
+                if entry.diskIdentity == nil, stored.epoch == epoch { entry.diskIdentity = stored.diskIdentity }
+                swap(&stored, &entry)
+                return ((entry.cost, entry.isDirty), (stored.cost, stored.isDirty))
+            }) {
+                lruBytes += new.cost - old.cost
+                if new.isDirty != old.isDirty {
+                    if new.isDirty { lruDirtyKeys.insert(key) } else { lruDirtyKeys.remove(key) }
+                }
+                return evictOverLimits()
+            }
             // The archive on disk is still the one the replaced entry knew.
             if entry.diskIdentity == nil, let replaced = peek(owner), replaced.epoch == epoch {
                 entry.diskIdentity = replaced.diskIdentity
