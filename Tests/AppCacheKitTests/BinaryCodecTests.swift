@@ -157,6 +157,24 @@ struct BinaryCodecTests {
         }
     }
 
+    /// An enum with associated values has a `CodingKey` type per case: twenty of them, met in
+    /// turn and again, more than the coders keep at hand as recently used.
+    enum ManyKeyTypes: Codable, Equatable {
+        case c0(Int), c1(Int), c2(Int), c3(Int), c4(Int), c5(Int), c6(Int), c7(Int), c8(Int), c9(Int), c10(Int), c11(Int), c12(Int), c13(Int), c14(Int), c15(Int), c16(Int), c17(Int), c18(Int), c19(Int)
+
+        static var all: [ManyKeyTypes] {
+            [.c0(0), .c1(1), .c2(2), .c3(3), .c4(4), .c5(5), .c6(6), .c7(7), .c8(8), .c9(9), .c10(10), .c11(11), .c12(12), .c13(13), .c14(14), .c15(15), .c16(16), .c17(17), .c18(18), .c19(19)]
+        }
+    }
+
+    @Test func moreKeyTypesThanTheLinearLimitRoundTrip() throws {
+        let values = ManyKeyTypes.all + ManyKeyTypes.all.reversed()
+        let payload = try BinaryPayloadEncoder.encode(values).payload
+        #expect(try BinaryPayloadDecoder.decode([ManyKeyTypes].self, from: payload) == values)
+        let items = try BinaryPayloadEncoder.encodeItems(values, capacityHint: 64).payload
+        #expect(try BinaryPayloadDecoder.decodeItems(ManyKeyTypes.self, from: items) == values)
+    }
+
     // MARK: - Models evolve
 
     struct Version1: Codable, Equatable {
