@@ -90,6 +90,10 @@ enum BinaryFormat {
     /// exhaust the stack).
     static let maximumDepth = 512
 
+    /// Up to this many key names in a payload, the coders find a name by comparing it with
+    /// each in turn (no hashing, no table to allocate per call); past it, by a dictionary.
+    static let linearKeyLimit = 16
+
     /// Zig-zag: small negative numbers stay short as varints.
     @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 {

@@ -59,9 +59,6 @@ final class BinaryPayloadDecoder: Decoder {
         var length: Int
     }
 
-    /// Payloads with more keys than this look keys up by name in a dictionary.
-    static let linearKeyLimit = 16
-
     /// The state of the keyed container with frame `number`.
     @inline(__always)
     func frame(_ number: Int) -> KeyedFrame {
@@ -396,7 +393,7 @@ final class BinaryPayloadDecoder: Decoder {
     /// The key index of the key called `name` in this payload, or -1 when it has none.
     func keyIndex(named name: String) -> Int {
         let spans = state.pointee.keySpans
-        if spans.count > Self.linearKeyLimit {
+        if spans.count > BinaryFormat.linearKeyLimit {
             if state.pointee.keyIndexes == nil {
                 var indexes: [String: Int] = [:]
                 for index in spans.indices.reversed() { indexes[keyName(spans[index])] = index }

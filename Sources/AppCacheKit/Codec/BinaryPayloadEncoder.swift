@@ -21,7 +21,7 @@ final class BinaryPayloadEncoder: Encoder {
     private struct State {
         var writer: ByteWriter
         var keyNames: [String] = []
-        /// The key indexes by name, once there are more names than ``linearKeyLimit``.
+        /// The key indexes by name, once there are more names than ``BinaryFormat/linearKeyLimit``.
         var keyIndexes: [String: Int] = [:]
         /// The key types met: each one-byte key type's values' key indexes (-1: not yet
         /// interned), and their reusable containers.
@@ -310,15 +310,16 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// The key index of `name`, added to the key table if it is new.
     ///
-    /// Up to ``linearKeyLimit`` names (most models) are compared in turn: short names compare
-    /// as a few machine words, with no hashing and no table to allocate, which for a payload of
-    /// one item was half of its encoding time. Past that, names are found by hash.
+    /// Up to ``BinaryFormat/linearKeyLimit`` names (most models) are compared in turn: short
+    /// names compare as a few machine words, with no hashing and no table to allocate, which
+    /// for a payload of one item was half of its encoding time. Past that, names are found by
+    /// hash.
     private func intern(_ name: String) -> Int {
         let count = keyNames.count
-        if count <= Self.linearKeyLimit {
+        if count <= BinaryFormat.linearKeyLimit {
             if let index = keyNames.firstIndex(of: name) { return index }
             keyNames.append(name)
-            if count == Self.linearKeyLimit {
+            if count == BinaryFormat.linearKeyLimit {
                 for (index, known) in keyNames.enumerated() { keyIndexes[known] = index }
             }
             return count
@@ -328,9 +329,6 @@ final class BinaryPayloadEncoder: Encoder {
         keyIndexes[name] = count
         return count
     }
-
-    /// Payloads with more key names than this find them by hash while encoding.
-    static let linearKeyLimit = 16
 
     // MARK: - Containers
 
