@@ -178,6 +178,13 @@ struct MemoryEntry {
         return freed
     }
 
+    /// Takes the archive file `replaced` knew as this entry's, when this one knows none and
+    /// `replaced` agreed with the disk in the current `epoch`: this entry is about to replace
+    /// it, and the archive on disk is still that file.
+    mutating func inheritDiskIdentity(from replaced: borrowing MemoryEntry, checkedIn epoch: UInt32) {
+        if diskIdentity == nil, replaced.epoch == epoch { diskIdentity = replaced.diskIdentity }
+    }
+
     /// Dates the items as cached at `date` without changing them (the server said they are
     /// current); a dirty entry's archive will carry the new date when written.
     mutating func restamp(at date: Date) {

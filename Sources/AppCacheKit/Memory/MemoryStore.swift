@@ -147,9 +147,8 @@ struct MemoryStore {
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
     mutating func store(_ entry: consuming MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
         typealias Facts = (cost: Int, isDirty: Bool)
-        lastGeneration += 1
-        entry.generation = lastGeneration
-        entry.itemsGeneration = lastGeneration
+        number(&entry)
+        let epoch = epoch
         entry.epoch = epoch
         mutations += 1
         if let owner = owners[entry.archiveKey] {
@@ -157,7 +156,7 @@ struct MemoryStore {
             // no removal from the tables and insertion again. (An entry in the LRU order is
             // never also detached.)
             if owner == key, let (old, new) = lru.updatingValue(forKey: key, { stored -> (old: Facts, new: Facts) in
-                if entry.diskIdentity == nil, stored.epoch == epoch { entry.diskIdentity = stored.diskIdentity }
+                entry.inheritDiskIdentity(from: stored, checkedIn: epoch)
                 swap(&stored, &entry)
                 return ((entry.cost, entry.isDirty), (stored.cost, stored.isDirty))
             }) {
@@ -167,10 +166,7 @@ struct MemoryStore {
                 }
                 return evictOverLimits()
             }
-            // The archive on disk is still the one the replaced entry knew.
-            if entry.diskIdentity == nil, let replaced = peek(owner), replaced.epoch == epoch {
-                entry.diskIdentity = replaced.diskIdentity
-            }
+            if let replaced = peek(owner) { entry.inheritDiskIdentity(from: replaced, checkedIn: epoch) }
             discard(owner)
         }
         owners[entry.archiveKey] = key
@@ -192,9 +188,7 @@ struct MemoryStore {
             owners[entry.archiveKey] = owner
             return []
         }
-        lastGeneration += 1
-        entry.generation = lastGeneration
-        entry.itemsGeneration = lastGeneration
+        number(&entry)
         lru.updateValue(entry, forKey: key)
         lruBytes += entry.cost
         return evictOverLimits()
@@ -379,6 +373,13 @@ struct MemoryStore {
             if let detachedKey = evict(key) { spill.append(detachedKey) }
         }
         return spill
+    }
+
+    /// Gives `entry`, about to be stored, a generation of its own, for it and for its items.
+    private mutating func number(_ entry: inout MemoryEntry) {
+        lastGeneration += 1
+        entry.generation = lastGeneration
+        entry.itemsGeneration = lastGeneration
     }
 
     /// Forgets the entry for `key` wherever it is, dirty or not.
