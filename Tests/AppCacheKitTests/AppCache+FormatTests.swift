@@ -25,6 +25,26 @@ struct AppCacheFormatTests {
         #expect(AppCache.Configuration(schemaVersion: "1").payloadCodec == .binary)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    struct Ledger: CacheableModel, Equatable {
+        var balance: Int128
+        var total: UInt128?
+    }
+
+    /// A model with 128-bit integers caches with either codec, and every value comes back from
+    /// disk, past 64 bits too.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: PayloadCodec.allCases)
+    func modelsWithWideIntegersCacheWithEitherCodec(_ codec: PayloadCodec) throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.payloadCodec = codec
+        let ledgers = [Ledger(balance: .min, total: .max), Ledger(balance: 12, total: nil)]
+        try AppCache(configuration: configuration).cacheItems(ledgers)
+        #expect(try AppCache(configuration: configuration).getCachedItems(Ledger.self) == ledgers)
+        #expect(fixture.diagnostics.errors.isEmpty)
+    }
+
     /// An existing cache whose archives have the first release's names is migrated once, on
     /// open: every collection stays readable under its readable name, and the index is exact.
     @Test func archivesOfTheOldNamingAreMigratedOnce() throws {

@@ -313,6 +313,82 @@ struct BinaryCodecTests {
         try roundTripItems((0..<5).map { SelfNested(outer: $0, inner: 100 + $0) })
     }
 
+    // MARK: - 128-bit integers
+
+    /// Every width of 128-bit integer, in every kind of container.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    struct WideIntegers: Codable, Equatable {
+        var smallest = Int128.min
+        var largest = Int128.max
+        var unsignedLargest = UInt128.max
+        var justPast64Bits = Int128(Int64.min) - 1
+        var unsignedJustPast64Bits = UInt128(UInt64.max) + 1
+        var small: Int128 = -5
+        var unsignedSmall: UInt128 = 7
+        var none: Int128?
+        var some: UInt128? = UInt128.max - 1
+        var list: [Int128] = [0, .max, .min, -1]
+        var unsignedList: [UInt128] = [0, .max]
+    }
+
+    /// A model with `Int128` or `UInt128` properties caches with the default (binary) codec, as
+    /// it does with JSON: every value round-trips, past 64 bits too.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func wideIntegersRoundTrip() throws {
+        try roundTrip(WideIntegers())
+        try roundTripItems([WideIntegers(), WideIntegers(small: 0, none: 3, some: nil, list: [])])
+        try roundTrip(Int128.min)
+        try roundTrip(UInt128.max)
+        try roundTrip([Int128.max, 1])
+        let viaJSON = try JSONDecoder().decode(WideIntegers.self, from: JSONEncoder().encode(WideIntegers()))
+        #expect(try BinaryPayloadDecoder.decode(WideIntegers.self, from: BinaryPayloadEncoder.encode(WideIntegers()).payload) == viaJSON)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    struct WideCount: Codable, Equatable { var count: Int128 }
+    struct NarrowCount: Codable, Equatable { var count: Int64 }
+    struct NarrowUnsignedCount: Codable, Equatable { var count: UInt8 }
+    struct FloatingCount: Codable, Equatable { var count: Double }
+
+    /// A property widened to `Int128` reads archives written before, and a 128-bit value that
+    /// fits a narrower type reads into it, as JSON's numbers do; one that does not fit is an
+    /// error, never a truncated number.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func wideIntegersReadAsJSONNumbersWould() throws {
+        let narrow = try BinaryPayloadEncoder.encode(NarrowCount(count: -42)).payload
+        #expect(try BinaryPayloadDecoder.decode(WideCount.self, from: narrow) == WideCount(count: -42))
+        // Stored as a 64-bit number when it fits: the same bytes as the narrow model's.
+        #expect(try BinaryPayloadEncoder.encode(WideCount(count: -42)).payload == narrow)
+        let fits = try BinaryPayloadEncoder.encode(WideCount(count: 200)).payload
+        #expect(try BinaryPayloadDecoder.decode(NarrowUnsignedCount.self, from: fits) == NarrowUnsignedCount(count: 200))
+
+        let past64Bits = try BinaryPayloadEncoder.encode(WideCount(count: Int128(Int64.max) + 1)).payload
+        #expect(try BinaryPayloadDecoder.decode(FloatingCount.self, from: past64Bits) == FloatingCount(count: 0x1p63))
+        for narrower in [NarrowCount.self, NarrowUnsignedCount.self] as [any Decodable.Type] {
+            #expect(throws: DecodingError.self) { try BinaryPayloadDecoder.decode(narrower, from: past64Bits) }
+        }
+        let negative = try BinaryPayloadEncoder.encode([UInt128.max]).payload
+        #expect(throws: DecodingError.self) { try BinaryPayloadDecoder.decode([Int128].self, from: negative) }
+    }
+
+    /// Every truncation and every flipped bit of a payload holding 128-bit values: errors or
+    /// values, never a crash.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func damagedWideIntegersAreErrorsNeverCrashes() throws {
+        let payload = try BinaryPayloadEncoder.encode([WideIntegers()]).payload
+        for length in 0..<payload.count {
+            #expect(throws: DecodingError.self) { try BinaryPayloadDecoder.decode([WideIntegers].self, from: payload.prefix(length)) }
+        }
+        var refused = 0
+        for bit in 0..<(payload.count * 8) {
+            var damaged = payload
+            damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+            if (try? BinaryPayloadDecoder.decode([WideIntegers].self, from: damaged)) == nil { refused += 1 }
+        }
+        // Most flips land in a number's 16 bytes and leave another valid number.
+        #expect(refused > 0)
+    }
+
     // MARK: - Hostile payloads
 
     /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.

@@ -32,6 +32,8 @@ import Musl
 /// | `url` | absolute string (as `string`) |
 /// | `uuid` | 16 bytes |
 /// | `decimal` | its description (as `string`) |
+/// | `int128` | 16 bytes, two's complement, LE (only a value past 64 bits; others are `int`) |
+/// | `uint128` | 16 bytes, LE (only a value past 64 bits; others are `uint`) |
 ///
 /// Why this shape: every value carries its tag, so any value can be skipped without knowing its
 /// type (a removed property is skipped, a reordered one found); containers carry their byte
@@ -54,6 +56,8 @@ enum BinaryFormat {
     static let url: UInt8 = 12
     static let uuid: UInt8 = 13
     static let decimal: UInt8 = 14
+    static let int128: UInt8 = 15
+    static let uint128: UInt8 = 16
 
     /// The types the codec writes with tags of their own.
     enum SpecialType {

@@ -240,6 +240,16 @@ final class BinaryPayloadDecoder: Decoder {
             let (double, end) = try floatingPoint(at: offset)
             guard let value = T(exactly: double) else { throw Self.outOfRange(T.self) }
             return (value, end)
+        // 128-bit integers, where the standard library has them (see `BinaryPayloadEncoder`);
+        // elsewhere their tag is a type mismatch, as any unexpected tag is.
+        #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+        case BinaryFormat.int128, BinaryFormat.uint128:
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw Self.mismatch(T.self) }
+            let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
+            let value = tag == BinaryFormat.int128 ? T(exactly: Int128(bitPattern: bits)) : T(exactly: bits)
+            guard let value else { throw Self.outOfRange(T.self) }
+            return (value, offset + 17)
+        #endif
         default:
             throw Self.mismatch(T.self)
         }
@@ -247,7 +257,8 @@ final class BinaryPayloadDecoder: Decoder {
 
     @inline(__always)
     func floatingPoint(at offset: Int) throws -> (Double, end: Int) {
-        switch try tag(at: offset) {
+        let tag = try tag(at: offset)
+        switch tag {
         case BinaryFormat.double:
             let bits = try Self.check { try reader.fixed(UInt64.self, at: offset + 1) }
             return (Double(bitPattern: bits), offset + 9)
@@ -260,6 +271,12 @@ final class BinaryPayloadDecoder: Decoder {
         case BinaryFormat.uint:
             let (raw, end) = try Self.check { try reader.varint(at: offset + 1) }
             return (Double(raw), end)
+        #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+        case BinaryFormat.int128, BinaryFormat.uint128:
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw Self.mismatch(Double.self) }
+            let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
+            return (tag == BinaryFormat.int128 ? Double(Int128(bitPattern: bits)) : Double(bits), offset + 17)
+        #endif
         default:
             throw Self.mismatch(Double.self)
         }
@@ -354,7 +371,7 @@ final class BinaryPayloadDecoder: Decoder {
             case BinaryFormat.int, BinaryFormat.uint: return try reader.varint(at: offset + 1).end
             case BinaryFormat.double, BinaryFormat.date: return offset + 9
             case BinaryFormat.float: return offset + 5
-            case BinaryFormat.uuid: return offset + 17
+            case BinaryFormat.uuid, BinaryFormat.int128, BinaryFormat.uint128: return offset + 17
             case BinaryFormat.string, BinaryFormat.data, BinaryFormat.url, BinaryFormat.decimal:
                 let (length, start) = try reader.length(at: offset + 1, limit: valuesEnd - offset)
                 guard length <= valuesEnd - start else { throw BinaryDecodingFailure.truncated }
@@ -599,6 +616,12 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try field(key) { try $0.integer(UInt16.self, at: $1) } }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try field(key) { try $0.integer(UInt32.self, at: $1) } }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try field(key) { try $0.integer(UInt64.self, at: $1) } }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try field(key) { try $0.integer(Int128.self, at: $1) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try field(key) { try $0.integer(UInt128.self, at: $1) } }
+    #endif
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try field(key) { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
@@ -618,6 +641,12 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalField(key) { try $0.integer(UInt16.self, at: $1) } }
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalField(key) { try $0.integer(UInt32.self, at: $1) } }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalField(key) { try $0.integer(UInt64.self, at: $1) } }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try optionalField(key) { try $0.integer(Int128.self, at: $1) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try optionalField(key) { try $0.integer(UInt128.self, at: $1) } }
+    #endif
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try optionalField(key) { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
@@ -733,6 +762,12 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try element { try $0.integer(UInt16.self, at: $1) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try element { try $0.integer(UInt32.self, at: $1) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try element { try $0.integer(UInt64.self, at: $1) } }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try element { try $0.integer(Int128.self, at: $1) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try element { try $0.integer(UInt128.self, at: $1) } }
+    #endif
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try element { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
@@ -783,6 +818,12 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.integer(UInt16.self, at: offset).0 }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(UInt32.self, at: offset).0 }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(UInt64.self, at: offset).0 }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { try decoder.integer(Int128.self, at: offset).0 }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try decoder.integer(UInt128.self, at: offset).0 }
+    #endif
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(T.self, at: offset) }
 }
 

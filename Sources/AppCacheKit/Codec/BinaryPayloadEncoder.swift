@@ -248,6 +248,28 @@ final class BinaryPayloadEncoder: Encoder {
         writer.varint(value)
     }
 
+    // `Int128` and `UInt128` exist where the standard library is Swift 6's (on Apple platforms,
+    // an SDK of Xcode 16 or later; they run on iOS 18 and macOS 15): an older SDK has no such
+    // types, nor the coding requirements that name them, so their members are left out there.
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    /// A 128-bit integer: as an `int` when it fits in 64 bits (so that a narrower property
+    /// reads it, as JSON's numbers would be read), in 16 bytes otherwise.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func writeInt128(_ value: Int128) {
+        if let narrow = Int64(exactly: value) { return writeInt(narrow) }
+        writer.byte(BinaryFormat.int128)
+        writer.fixed(value)
+    }
+
+    /// An unsigned 128-bit integer: as a `uint` when it fits in 64 bits, in 16 bytes otherwise.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func writeUInt128(_ value: UInt128) {
+        if let narrow = UInt64(exactly: value) { return writeUInt(narrow) }
+        writer.byte(BinaryFormat.uint128)
+        writer.fixed(value)
+    }
+    #endif
+
     @inline(__always)
     func writeDouble(_ value: Double) {
         writer.byte(BinaryFormat.double)
@@ -456,6 +478,12 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode(_ value: UInt16, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try field(key) { $0.writeUInt(value) } }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try field(key) { $0.writeInt128(value) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try field(key) { $0.writeUInt128(value) } }
+    #endif
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try field(key) { try $0.encodeValue(value) }
@@ -550,6 +578,12 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try element(UInt16.self) { $0.writeUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt32) throws { try element(UInt32.self) { $0.writeUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt64) throws { try element(UInt64.self) { $0.writeUInt(value) } }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try element(Int128.self) { $0.writeInt128(value) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try element(UInt128.self) { $0.writeUInt128(value) } }
+    #endif
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try element(T.self) { try $0.encodeValue(value) }
@@ -600,6 +634,12 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { encoder.writeUInt(UInt64(value)) }
     mutating func encode(_ value: UInt32) throws { encoder.writeUInt(UInt64(value)) }
     mutating func encode(_ value: UInt64) throws { encoder.writeUInt(value) }
+    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { encoder.writeInt128(value) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { encoder.writeUInt128(value) }
+    #endif
     mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
 }
 
