@@ -17,6 +17,11 @@ struct Measurement: Sendable {
         maximum = sorted[sorted.count - 1]
     }
 
+    /// The same timings spread over `count` operations each (a timed pass of `count` calls).
+    func divided(by count: Int) -> Measurement {
+        Measurement(perOperation: [median, minimum, maximum].map { $0 / Double(count) })
+    }
+
     /// Times `runs` runs of `operation`, each repeating it `iterations` times, after one
     /// untimed warm-up run.
     static func of(runs: Int, iterations: Int, _ operation: (Int) -> Void) -> Measurement {
