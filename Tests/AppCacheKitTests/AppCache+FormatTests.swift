@@ -45,6 +45,25 @@ struct AppCacheFormatTests {
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    /// A collection nested deeper than any reader reads back is refused by `cacheItems` with
+    /// `encodingFailed`, with either codec, and what was cached under its key stays.
+    @Test(arguments: PayloadCodec.allCases)
+    func collectionsNestedTooDeepAreRefusedNotCached(_ codec: PayloadCodec) throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.payloadCodec = codec
+        let cache = try AppCache(configuration: configuration)
+        let shallow = [BinaryCodecTests.Chain.nested(3)]
+        try cache.cacheItems(shallow, forKey: "thread")
+        let error = #expect(throws: AppCacheError.self) {
+            try cache.cacheItems([BinaryCodecTests.Chain.nested(5_000)], forKey: "thread")
+        }
+        #expect(error?.code == .encodingFailed)
+        #expect(try cache.getCachedItems(BinaryCodecTests.Chain.self, forKey: "thread") == shallow)
+        try cache.flush()
+        #expect(try AppCache(configuration: configuration).getCachedItems(BinaryCodecTests.Chain.self, forKey: "thread") == shallow)
+    }
+
     /// An existing cache whose archives have the first release's names is migrated once, on
     /// open: every collection stays readable under its readable name, and the index is exact.
     @Test func archivesOfTheOldNamingAreMigratedOnce() throws {

@@ -389,6 +389,44 @@ struct BinaryCodecTests {
         #expect(refused > 0)
     }
 
+    // MARK: - Nesting
+
+    /// A value nested `levels` deep: each link's `encode(to:)` runs inside the one before.
+    indirect enum Chain: CacheableModel, Equatable {
+        case end
+        case link(Chain)
+
+        static func nested(_ levels: Int) -> Chain {
+            var chain = Chain.end
+            for _ in 1..<levels { chain = .link(chain) }
+            return chain
+        }
+
+        /// How many values deep it is, counted without recursion.
+        var levels: Int {
+            var count = 1
+            var current = self
+            while case .link(let inner) = current { count += 1; current = inner }
+            return count
+        }
+    }
+
+    /// A collection nested as deep as the decoder reads back round-trips; one level deeper is
+    /// refused when it is encoded (the cache could never read it back), and so is a value
+    /// nested thousands of levels deep, with an error rather than a stack overflow.
+    @Test func nestingPastTheDecodersLimitIsRefusedWhenEncoding() throws {
+        let deepest = [Chain.nested(BinaryFormat.maximumDepth)]
+        let payload = try PayloadCodec.binary.encodeItems(deepest)
+        #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: payload).first?.levels == BinaryFormat.maximumDepth)
+        for levels in [BinaryFormat.maximumDepth + 1, 5_000] {
+            #expect(throws: EncodingError.self, "\(levels) levels") {
+                try PayloadCodec.binary.encodeItems([Chain.nested(levels)])
+            }
+        }
+        // The encoder is usable again after refusing: the depth it counts went back down.
+        #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: PayloadCodec.binary.encodeItems(deepest)).count == 1)
+    }
+
     // MARK: - Hostile payloads
 
     /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.

@@ -90,8 +90,9 @@ enum BinaryFormat {
         }
     }
 
-    /// The deepest nesting a payload may have: deeper is damage (a hostile payload must not
-    /// exhaust the stack).
+    /// The deepest nesting of values (one inside another's `encode(to:)`) a payload may have:
+    /// the encoder refuses a deeper value, and the decoder takes a deeper payload for damage (a
+    /// hostile payload must not exhaust the stack). `JSONDecoder` reads no deeper either.
     static let maximumDepth = 512
 
     /// Up to this many key names in a payload, the coders find a name by comparing it with

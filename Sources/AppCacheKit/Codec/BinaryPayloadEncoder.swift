@@ -37,6 +37,8 @@ final class BinaryPayloadEncoder: Encoder {
         var decodedSize = 0
         /// The innermost open container's id (0: none), checked before every write.
         var topID: UInt32 = 0
+        /// How many values' `encode(to:)` are running, one inside the other.
+        var depth = 0
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -189,6 +191,16 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// Encodes a value through its own `encode(to:)`, closing what it opened.
     private func encodeThroughCodable<T: Encodable>(_ value: T) throws {
+        // Nested as deep as the decoder reads back and no deeper: a payload past it could
+        // never be read, and a value nested without end (a long linked list) would exhaust
+        // the stack before it ended.
+        state.pointee.depth += 1
+        defer { state.pointee.depth -= 1 }
+        guard state.pointee.depth <= BinaryFormat.maximumDepth else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(
+                codingPath: [],
+                debugDescription: "The value nests more than \(BinaryFormat.maximumDepth) levels deep, deeper than the cache reads back."))
+        }
         let depth = open.count
         let start = writer.count
         let savedStart = valueStart
