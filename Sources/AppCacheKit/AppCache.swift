@@ -202,8 +202,9 @@ public final class AppCache: Sendable {
     ///     for no limit. Unlike staleness this is a hard limit: once it has passed, reads miss
     ///     and the collection is removed where it is found, unless it is pinned. It is stored
     ///     in the archive header, not in a file date.
-    /// - Throws: `encodingFailed` when the items cannot be encoded; `invalidKey` for a key
-    ///   longer than 64 KiB. With a `writeBackDelay` of `.zero`, also `permissionDenied`,
+    /// - Throws: `encodingFailed` when the items cannot be encoded (their `encode(to:)` throws,
+    ///   or they nest more than 512 levels deep, deeper than a read takes back); `invalidKey`
+    ///   for a key longer than 64 KiB. With a `writeBackDelay` of `.zero`, also `permissionDenied`,
     ///   `noSpace`, `notADirectory` or `ioFailure` when the archive cannot be written. In every
     ///   case what was cached before stays as it was. (With write-back, a failed write is
     ///   reported to `diagnostics` and retried by the next flush; the items stay in memory.)

@@ -26,8 +26,9 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// The code's name, as in `noSpace`.
         public var description: String { name }
 
-        /// The items could not be encoded (for example a `Double.nan` in a JSON payload).
-        /// Nothing was written; what was cached before is untouched.
+        /// The items could not be encoded (for example a `Double.nan` in a JSON payload, or
+        /// items nested more than 512 levels deep). Nothing was written; what was cached
+        /// before is untouched.
         public static let encodingFailed = Code("encodingFailed")
         /// An archive passed its checksum but its payload could not be decoded as the requested
         /// type. Reported to the diagnostics hook; the read is a miss and the file is removed.

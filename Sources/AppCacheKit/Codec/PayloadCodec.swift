@@ -21,7 +21,8 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     ///
     /// - Throws: what the value's `encode(to:)` throws; for ``binary``, an
     ///   `EncodingError.invalidValue` when a hand-written `encode(to:)` writes to a container
-    ///   after closing one nested in it (the cache then stores that collection as JSON).
+    ///   after closing one nested in it (the cache then stores that collection as JSON), or
+    ///   when values nest more than 512 levels deep (the decoder reads no deeper).
     /// - Complexity: O(n) in the encoded size.
     public func encode<Value: Encodable>(_ value: Value) throws -> Data {
         switch self {
