@@ -250,4 +250,49 @@ struct AppCacheHostileFilesTests {
             _ = try cache.getCachedItems(Plain.self)
         }
     }
+
+    /// A header's claims about the collection (the memory its items take, the staleness
+    /// threshold it was written with) are numbers from a file: at their extremes they neither
+    /// trap the memory layer's accounting nor make it drop what else it holds.
+    @Test func extremeClaimsInAHeaderNeitherTrapNorEmptyMemory() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        for key in ["a", "b", "c"] { try cache.cacheItems([Plain(value: 1)], forKey: key) }
+        try cache.flush()
+        let payload = Data(#"[{"value":7}]"#.utf8)
+        let claims: [(decodedSize: UInt64, threshold: Int64)] = [(.max, .max), (.max - 1, -1), (1 << 62, 0)]
+        for (index, claim) in claims.enumerated() {
+            let key = ArchiveKey(user: "alice", cacheName: "Plains", key: "forged-\(index)")
+            var header = ArchiveHeader(
+                codec: PayloadCodec.json.headerValue, schemaVersion: Int64(Plain.schemaVersion), expiryMilliseconds: nil,
+                decodedSize: claim.decodedSize, payloadLength: UInt64(payload.count), payloadChecksum: CRC32.checksum(payload),
+                user: "alice", cacheName: "Plains", key: key.key)
+            header.thresholdMilliseconds = claim.threshold
+            let path = try fixture.store().layout.archivePath(for: key)
+            try Data(header.encoded() + payload).write(to: URL(filePath: fixture.store().layout.absolutePath(path)))
+        }
+        // A payload length past any file, with a size claim to match: listed and read as damage.
+        var huge = ArchiveHeader(
+            codec: PayloadCodec.json.headerValue, schemaVersion: Int64(Plain.schemaVersion), expiryMilliseconds: nil,
+            decodedSize: .max, payloadLength: .max / 4096, payloadChecksum: CRC32.checksum(payload),
+            user: "alice", cacheName: "Plains", key: "huge")
+        huge.thresholdMilliseconds = .min + 1
+        let hugePath = try fixture.store().layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "Plains", key: "huge"))
+        try Data(huge.encoded() + payload).write(to: URL(filePath: try fixture.store().layout.absolutePath(hugePath)))
+        _ = try CacheRootListing.read(root: fixture.root, verifyChecksums: false)
+        _ = try cache.entries()
+        #expect(try cache.getCachedItems(Plain.self, forKey: "huge") == nil)
+        for index in claims.indices {
+            #expect(try cache.getCachedItems(Plain.self, forKey: "forged-\(index)") == [Plain(value: 7)])
+            _ = try cache.entries()
+            _ = cache.isStale(Plain.self, forKey: "forged-\(index)")
+        }
+        // What the forged archives take in memory is measured, not taken from their claims:
+        // all six collections fit in the memory layer together.
+        #expect(cache.memoryStatistics.entries == 6)
+        #expect(cache.memoryStatistics.bytes < 64 * 1024)
+        let hits = cache.memoryStatistics.hits
+        for key in ["a", "b", "c"] { #expect(try cache.getCachedItems(Plain.self, forKey: key) == [Plain(value: 1)]) }
+        #expect(cache.memoryStatistics.hits == hits + 3)
+    }
 }

@@ -53,6 +53,29 @@ struct ArchiveHeaderTests {
         }
     }
 
+    /// The memory a header says its items take is believed only up to what the encoder could
+    /// have claimed for its payload; past that (or at numbers whose bound overflows) it is no
+    /// claim at all, and the read measures the items.
+    static let decodedSizeClaims: [(payloadLength: UInt64, claim: UInt64, believed: Int?)] = [
+        (100, 100 * 4096 + 65536, 100 * 4096 + 65536),
+        (100, 100 * 4096 + 65537, nil),
+        (0, 65536, 65536),
+        (42, 12_345, 12_345),
+        (UInt64.max / 4096, UInt64.max - 1, nil),
+        (UInt64.max, UInt64.max, nil),
+        ((1 << 51) + 1, 1 << 63, nil),  // within the bound, past Int.max
+    ]
+
+    @Test(arguments: decodedSizeClaims)
+    func decodedSizeClaimsAreBelievedOnlyWithinWhatThePayloadAllows(payloadLength: UInt64, claim: UInt64, believed: Int?) {
+        var header = Self.sample
+        header.payloadLength = payloadLength
+        header.decodedSize = claim
+        #expect(header.plausibleDecodedSize == believed)
+        header.decodedSize = nil
+        #expect(header.plausibleDecodedSize == nil)
+    }
+
     @Test func fixedFieldsSitAtTheirDocumentedOffsets() {
         let bytes = Self.sample.encoded()
         #expect(Array(bytes[0..<4]) == Array("ACA1".utf8))

@@ -102,6 +102,25 @@ struct ArchiveHeader: Equatable, Sendable {
         set { thresholdMilliseconds = newValue.map { Self.milliseconds(AppCache.seconds($0)) } }
     }
 
+    /// ``decodedSize`` when it is a claim the encoder could have made for ``payloadLength``
+    /// bytes of payload; `nil` when there is none or it claims more (damage, or a hostile file),
+    /// so that a read measures the items rather than believe it.
+    ///
+    /// The encoder's estimates stay far below the bound: what grows fastest per payload byte
+    /// is an array of `nil`s of a wide type, one byte each against the element's stride.
+    var plausibleDecodedSize: Int? {
+        guard let decodedSize else { return nil }
+        let (perByte, overflow) = payloadLength.multipliedReportingOverflow(by: Self.maximumDecodedBytesPerPayloadByte)
+        let (bound, overflowAgain) = perByte.addingReportingOverflow(Self.decodedSizeAllowance)
+        guard !overflow, !overflowAgain, decodedSize <= bound else { return nil }
+        return Int(exactly: decodedSize)
+    }
+
+    /// How much memory one payload byte may claim its items take decoded.
+    static let maximumDecodedBytesPerPayloadByte: UInt64 = 4096
+    /// What any payload may claim besides (a small collection's array and fixed costs).
+    static let decodedSizeAllowance: UInt64 = 64 * 1024
+
     /// Whether the collection is pinned.
     var isPinned: Bool {
         get { flags & Self.pinnedFlag != 0 }

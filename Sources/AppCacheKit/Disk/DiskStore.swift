@@ -232,7 +232,7 @@ struct DiskStore: Sendable {
             ArchiveRecord(
                 payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: cachedDate,
                 expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
-                decodedSize: header.decodedSize.map { Int(clamping: $0) }, validators: header.validators)
+                decodedSize: header.plausibleDecodedSize, validators: header.validators)
         }
 
         var archiveKey: ArchiveKey {
