@@ -4,7 +4,9 @@ import MenuModel
 
 /// Every damage an archive can take: each truncation, each bit flipped, and header fields
 /// edited with the header's checksum recomputed (so that the deeper checks are what is met).
-/// Each read must be a miss or the very collection written, never a crash or other data.
+/// Each read must be a miss or the very collection written, never a crash or other data: from
+/// the disk alone, and into a memory layer that already holds another collection (so that
+/// what a header claims about its items meets the memory layer's accounting).
 struct DamagedMode {
     let base: URL
     let quick: Bool
@@ -43,6 +45,11 @@ struct DamagedArchives {
             return
         }
         let good = try Data(contentsOf: URL(filePath: path))
+        let other = TortureItem.collection(user: "u0", key: "k1", sequence: 8)
+        try cache.cacheItems(other, forKey: "k1")
+        var withMemory = configuration
+        withMemory.memoryEntryLimit = 10
+        withMemory.memoryByteLimit = 1 << 20
         var tried = 0
         func attempt(_ bytes: Data, _ what: String) {
             tried += 1
@@ -51,6 +58,21 @@ struct DamagedArchives {
                 _ = cache.cachedDate(of: TortureItem.self, forKey: "k0")
                 if let items = try cache.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
                     emit("VIOLATION \(what) read as other data")
+                }
+                // Once more, into a memory layer (the read above removed a damaged file, so
+                // the damage is written again).
+                try bytes.write(to: URL(filePath: path))
+                let remembering = try AppCache(configuration: withMemory)
+                if try remembering.getCachedItems(TortureItem.self, forKey: "k1") != other {
+                    emit("VIOLATION \(what): the undamaged collection did not read back")
+                }
+                for _ in 0..<2 {  // from the disk, then from memory
+                    if let items = try remembering.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
+                        emit("VIOLATION \(what) read into memory as other data")
+                    }
+                }
+                if try remembering.getCachedItems(TortureItem.self, forKey: "k1") != other {
+                    emit("VIOLATION \(what) took the undamaged collection out of memory")
                 }
             } catch let error as AppCacheError where error.code == .permissionDenied || error.code == .ioFailure {
                 emit("VIOLATION \(what): \(error)")
@@ -71,10 +93,7 @@ struct DamagedArchives {
             attempt(bytes, "bit \(bit) flipped")
         }
         // Header fields edited, with the header checksum made right again.
-        let fields: [(offset: Int, size: Int, name: String)] = [
-            (4, 2, "format version"), (6, 2, "codec"), (8, 4, "flags"), (12, 8, "schema version"), (20, 8, "expiry"),
-            (28, 8, "payload length"), (36, 4, "payload checksum"), (40, 4, "user length"), (44, 4, "name length"), (48, 4, "key length"),
-        ]
+        let fields = Self.fields(formatVersion: Self.formatVersion(good))
         var generator = SeededRandom(seed: 11)
         for field in fields {
             let original = good[field.offset..<(field.offset + field.size)].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) }
@@ -93,13 +112,37 @@ struct DamagedArchives {
         emit("DONE \(tried)")
     }
 
-    /// The header's length: fixed part, names, checksum (see the archive format).
+    static func formatVersion(_ bytes: Data) -> UInt16 {
+        UInt16(bytes[bytes.startIndex + 4]) | UInt16(bytes[bytes.startIndex + 5]) << 8
+    }
+
+    /// The header's fields by format version (see the archive format): offset, size, name.
+    static func fields(formatVersion: UInt16) -> [(offset: Int, size: Int, name: String)] {
+        let common: [(offset: Int, size: Int, name: String)] = [
+            (4, 2, "format version"), (6, 2, "codec"), (8, 4, "flags"), (12, 8, "schema version"), (20, 8, "expiry"),
+        ]
+        if formatVersion == 1 {
+            return common + [(28, 8, "payload length"), (36, 4, "payload checksum"), (40, 4, "user length"), (44, 4, "name length"), (48, 4, "key length")]
+        }
+        var fields = common + [
+            (28, 8, "staleness threshold"), (36, 8, "decoded size"), (44, 8, "payload length"), (52, 4, "payload checksum"),
+            (56, 4, "user length"), (60, 4, "name length"), (64, 4, "key length"),
+        ]
+        if formatVersion >= 3 { fields += [(68, 4, "ETag length"), (72, 4, "Last-Modified length")] }
+        return fields
+    }
+
+    /// The header's length: fixed part, names (and validators), checksum.
     static func headerLength(_ bytes: Data) -> Int {
         func length(_ offset: Int) -> Int {
             let value = bytes[offset..<(offset + 4)].enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
             return value == UInt32.max ? 0 : Int(value)
         }
-        return 52 + length(40) + length(44) + length(48) + 4
+        switch formatVersion(bytes) {
+        case 1: return 52 + length(40) + length(44) + length(48) + 4
+        case 2: return 68 + length(56) + length(60) + length(64) + 4
+        default: return 76 + length(56) + length(60) + length(64) + length(68) + length(72) + 4
+        }
     }
 
     /// Recomputes the header checksum where the original header had it.
