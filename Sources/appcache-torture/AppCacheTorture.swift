@@ -19,7 +19,8 @@ import MenuModel
 ///   Unicode; every API must return, never touch the outside sentinel, and spend no memory on a
 ///   file's claimed size;
 /// - **damaged**: every truncation, every bit flip and edited header fields with a recomputed
-///   checksum: a miss or the very collection written, never other data;
+///   checksum, read from the disk and into a memory layer: a miss or the very collection
+///   written, never other data;
 /// - **fuzz**: the binary decoder on mutated payloads of both sample models (100,000 quick,
 ///   50 million long), in children of a seed each: no crash, no hang;
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
