@@ -260,6 +260,7 @@ struct AppCacheHostileFilesTests {
         for key in ["a", "b", "c"] { try cache.cacheItems([Plain(value: 1)], forKey: key) }
         try cache.flush()
         let payload = Data(#"[{"value":7}]"#.utf8)
+        let layout = try fixture.store().layout
         let claims: [(decodedSize: UInt64, threshold: Int64)] = [(.max, .max), (.max - 1, -1), (1 << 62, 0)]
         for (index, claim) in claims.enumerated() {
             let key = ArchiveKey(user: "alice", cacheName: "Plains", key: "forged-\(index)")
@@ -268,8 +269,7 @@ struct AppCacheHostileFilesTests {
                 decodedSize: claim.decodedSize, payloadLength: UInt64(payload.count), payloadChecksum: CRC32.checksum(payload),
                 user: "alice", cacheName: "Plains", key: key.key)
             header.thresholdMilliseconds = claim.threshold
-            let path = try fixture.store().layout.archivePath(for: key)
-            try Data(header.encoded() + payload).write(to: URL(filePath: fixture.store().layout.absolutePath(path)))
+            try Data(header.encoded() + payload).write(to: URL(filePath: layout.absolutePath(layout.archivePath(for: key))))
         }
         // A payload length past any file, with a size claim to match: listed and read as damage.
         var huge = ArchiveHeader(
@@ -277,8 +277,8 @@ struct AppCacheHostileFilesTests {
             decodedSize: .max, payloadLength: .max / 4096, payloadChecksum: CRC32.checksum(payload),
             user: "alice", cacheName: "Plains", key: "huge")
         huge.thresholdMilliseconds = .min + 1
-        let hugePath = try fixture.store().layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "Plains", key: "huge"))
-        try Data(huge.encoded() + payload).write(to: URL(filePath: try fixture.store().layout.absolutePath(hugePath)))
+        let hugePath = layout.archivePath(for: ArchiveKey(user: "alice", cacheName: "Plains", key: "huge"))
+        try Data(huge.encoded() + payload).write(to: URL(filePath: layout.absolutePath(hugePath)))
         _ = try CacheRootListing.read(root: fixture.root, verifyChecksums: false)
         _ = try cache.entries()
         #expect(try cache.getCachedItems(Plain.self, forKey: "huge") == nil)
