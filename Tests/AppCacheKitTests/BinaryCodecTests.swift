@@ -427,6 +427,50 @@ struct BinaryCodecTests {
         #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: PayloadCodec.binary.encodeItems(deepest)).count == 1)
     }
 
+    /// A type that decodes its own kind through `superDecoder(forKey:)`, as deep as the payload
+    /// goes: not through the decoder's own nesting of values.
+    struct SuperChain: Decodable {
+        var levels: Int
+        enum CodingKeys: CodingKey { case next }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            levels = container.contains(.next) ? try SuperChain(from: container.superDecoder(forKey: .next)).levels + 1 : 1
+        }
+
+        /// A payload of keyed containers `levels` deep, each holding the next under `next`,
+        /// written byte by byte as a hostile file would hold it.
+        static func payload(levels: Int) -> Data {
+            var bytes: [UInt8] = []
+            func length(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(value).littleEndian, Array.init) }
+            // A container `k` levels above the innermost takes 6 bytes per level plus 5.
+            for level in stride(from: levels - 1, to: 0, by: -1) {
+                bytes += [BinaryFormat.keyed] + length(1 + 6 * (level - 1) + 5) + [0]
+            }
+            bytes += [BinaryFormat.keyed] + length(0)
+            let tableOffset = bytes.count
+            bytes += [1, 4] + Array("next".utf8) + length(tableOffset)
+            return Data(bytes)
+        }
+    }
+
+    /// A hostile payload nested thousands deep for a type that recurses through
+    /// `superDecoder(forKey:)` is refused like any other too deep, not a stack overflow; one
+    /// as deep as the limit decodes.
+    @Test func recursionThroughSuperDecodersCountsTowardTheLimit() throws {
+        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: 3)).levels == 3)
+        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: BinaryFormat.maximumDepth)).levels == BinaryFormat.maximumDepth)
+        for levels in [BinaryFormat.maximumDepth + 1, 300_000] {  // the deeper one overflowed the stack
+            #expect(throws: DecodingError.self, "\(levels) levels") {
+                try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: levels))
+            }
+        }
+        // The levels a super decoder counted are given back: a class hierarchy decoded through
+        // `superDecoder()` item after item is never taken for deep nesting.
+        let many = (0..<(2 * BinaryFormat.maximumDepth)).map { Derived(name: "n\($0)", extra: $0) }
+        #expect(try PayloadCodec.binary.decodeItems(Derived.self, from: PayloadCodec.binary.encodeItems(many)) == many)
+    }
+
     // MARK: - Hostile payloads
 
     /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.

@@ -180,6 +180,22 @@ final class BinaryPayloadDecoder: Decoder {
         return try T(from: self)
     }
 
+    /// A decoder for the value at `offset`, for `superDecoder()`: it counts as one level of
+    /// nesting for as long as it exists, since a type may decode its own kind through it, as
+    /// deep as a payload goes, without passing through ``decodeValue(_:at:)``.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` past ``BinaryFormat/maximumDepth``.
+    func nestedDecoder(at offset: Int) throws -> BinaryNestedDecoder {
+        guard depth < BinaryFormat.maximumDepth else { throw Self.corrupted(.malformed("nesting deeper than \(BinaryFormat.maximumDepth)")) }
+        depth += 1
+        return BinaryNestedDecoder(decoder: self, offset: offset)
+    }
+
+    /// Gives back the level a nested decoder counted, when it goes.
+    fileprivate func nestedDecoderEnded() {
+        depth -= 1
+    }
+
     @inline(__always)
     func tag(at offset: Int) throws -> UInt8 {
         guard offset >= 0 && offset < valuesEnd else { throw Self.corrupted(.truncated) }
@@ -680,7 +696,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         guard let offset = try decoder.field(decoder.keyIndex(AnyKey(stringValue: name), nil), frame: frame) else {
             throw DecodingError.keyNotFound(AnyKey(stringValue: name), DecodingError.Context(codingPath: [], debugDescription: "No value for \(name)."))
         }
-        return BinaryNestedDecoder(core: core, offset: offset)
+        return try decoder.nestedDecoder(at: offset)
     }
 }
 
@@ -791,7 +807,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func superDecoder() throws -> any Decoder {
         let (decoder, offset) = try next()
         try advance(to: try decoder.end(ofValueAt: offset))
-        return BinaryNestedDecoder(core: core, offset: offset)
+        return try decoder.nestedDecoder(at: offset)
     }
 }
 
@@ -829,12 +845,18 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
 
 /// The decoder `superDecoder()` hands out: it decodes the value at one offset.
 final class BinaryNestedDecoder: Decoder {
-    let core: Unmanaged<BinaryPayloadDecoder>
+    /// Retained, so that the nesting level this decoder counts can be given back whenever it
+    /// goes (see ``BinaryPayloadDecoder/nestedDecoder(at:)``).
+    let decoder: BinaryPayloadDecoder
     let offset: Int
 
-    init(core: Unmanaged<BinaryPayloadDecoder>, offset: Int) {
-        self.core = core
+    fileprivate init(decoder: BinaryPayloadDecoder, offset: Int) {
+        self.decoder = decoder
         self.offset = offset
+    }
+
+    deinit {
+        decoder.nestedDecoderEnded()
     }
 
     var codingPath: [any CodingKey] { [] }
@@ -842,14 +864,14 @@ final class BinaryNestedDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         var end = 0
-        return try core.takeUnretainedValue().keyedContainer(Key.self, at: offset, end: &end)
+        return try decoder.keyedContainer(Key.self, at: offset, end: &end)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try BinaryUnkeyedDecodingContainer(decoder: core.takeUnretainedValue(), at: offset)
+        try BinaryUnkeyedDecodingContainer(decoder: decoder, at: offset)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecodingContainer(core: core, offset: offset)
+        BinarySingleValueDecodingContainer(core: Unmanaged.passUnretained(decoder), offset: offset)
     }
 }
