@@ -171,9 +171,8 @@ final class BinaryPayloadDecoder: Decoder {
             case .decimal: return unsafeBitCast(try decimal(at: offset), to: T.self)
             }
         }
-        depth += 1
+        try enterLevel()
         defer { depth -= 1 }
-        guard depth <= BinaryFormat.maximumDepth else { throw Self.corrupted(.malformed("nesting deeper than \(BinaryFormat.maximumDepth)")) }
         let saved = position
         position = offset
         defer { position = saved }
@@ -186,9 +185,16 @@ final class BinaryPayloadDecoder: Decoder {
     ///
     /// - Throws: `DecodingError.dataCorrupted` past ``BinaryFormat/maximumDepth``.
     func nestedDecoder(at offset: Int) throws -> BinaryNestedDecoder {
+        try enterLevel()
+        return BinaryNestedDecoder(decoder: self, offset: offset)
+    }
+
+    /// Counts one more level of nesting, refusing one past ``BinaryFormat/maximumDepth`` (a
+    /// hostile payload must not exhaust the stack). The caller gives it back.
+    @inline(__always)
+    private func enterLevel() throws {
         guard depth < BinaryFormat.maximumDepth else { throw Self.corrupted(.malformed("nesting deeper than \(BinaryFormat.maximumDepth)")) }
         depth += 1
-        return BinaryNestedDecoder(decoder: self, offset: offset)
     }
 
     /// Gives back the level a nested decoder counted, when it goes.
