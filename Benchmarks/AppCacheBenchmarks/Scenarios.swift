@@ -339,26 +339,18 @@ struct Scenarios {
             var growth = (hit: 1.0, write: 1.0)
             if let base {
                 var next = 0
+                func nextKey(of keys: [String]) -> String {
+                    defer { next += 1 }
+                    return keys[next % keys.count]
+                }
                 let hits = Measurement.paired(
                     runs: runs, iterations: iterations, timing: .batch,
-                    subject: {
-                        defer { next += 1 }
-                        return try? cache.getCachedItems(MenuItem.self, forKey: hot[next % hot.count])
-                    },
-                    baseline: {
-                        defer { next += 1 }
-                        return try? base.cache.getCachedItems(MenuItem.self, forKey: base.hot[next % base.hot.count])
-                    })
+                    subject: { try? cache.getCachedItems(MenuItem.self, forKey: nextKey(of: hot)) },
+                    baseline: { try? base.cache.getCachedItems(MenuItem.self, forKey: nextKey(of: base.hot)) })
                 let paired = Measurement.paired(
                     runs: runs, iterations: writes,
-                    subject: {
-                        defer { next += 1 }
-                        return try? cache.cacheItems(smallCollection, forKey: hot[next % hot.count])
-                    },
-                    baseline: {
-                        defer { next += 1 }
-                        return try? base.cache.cacheItems(smallCollection, forKey: base.hot[next % base.hot.count])
-                    })
+                    subject: { try? cache.cacheItems(smallCollection, forKey: nextKey(of: hot)) },
+                    baseline: { try? base.cache.cacheItems(smallCollection, forKey: nextKey(of: base.hot)) })
                 write = paired.subject
                 growth = (hits.ratio, paired.ratio)
             } else {
