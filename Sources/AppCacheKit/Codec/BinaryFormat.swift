@@ -31,7 +31,7 @@ import Musl
 /// | `date` | seconds since 2001-01-01 (8 bytes, as `double`) |
 /// | `url` | absolute string (as `string`) |
 /// | `uuid` | 16 bytes |
-/// | `decimal` | its description (as `string`) |
+/// | `decimal` | its description (as `string`); not-a-number is `NaN` |
 /// | `int128` | 16 bytes, two's complement, LE (only a value past 64 bits; others are `int`) |
 /// | `uint128` | 16 bytes, LE (only a value past 64 bits; others are `uint`) |
 ///
@@ -56,6 +56,8 @@ enum BinaryFormat {
     static let url: UInt8 = 12
     static let uuid: UInt8 = 13
     static let decimal: UInt8 = 14
+    /// How a `decimal` body spells not-a-number.
+    static let decimalNaN = "NaN"
     static let int128: UInt8 = 15
     static let uint128: UInt8 = 16
 
@@ -179,6 +181,12 @@ struct ByteWriter {
         count += MemoryLayout<T>.size
     }
 
+    /// Forgets the bytes from `count` on (bytes moved down over ones dropped).
+    mutating func truncate(to count: Int) {
+        precondition(count >= 0 && count <= self.count, "AppCache: truncating past the bytes written")
+        self.count = count
+    }
+
     /// Overwrites 4 bytes at `offset` (a length or count patched when its container closes).
     @inline(__always)
     func patch(_ value: UInt32, at offset: Int) {
@@ -257,6 +265,38 @@ struct ByteReader {
     func slice(at offset: Int, length: Int) throws(BinaryDecodingFailure) -> UnsafeRawBufferPointer {
         guard offset >= 0, length >= 0, length <= count - offset else { throw .truncated }
         return UnsafeRawBufferPointer(start: base + offset, count: length)
+    }
+}
+
+extension ByteReader {
+    /// Where the value at `offset` ends, whatever it is, with values ending by `valuesEnd`
+    /// (where the key table starts): the skip that lets a reader pass over fields it does not
+    /// want, and the encoder over fields it rewrites.
+    @inline(__always)
+    func end(ofValueAt offset: Int, valuesEnd: Int) throws(BinaryDecodingFailure) -> Int {
+        guard offset >= 0 && offset < valuesEnd else { throw .truncated }
+        let tag = base.load(fromByteOffset: offset, as: UInt8.self)
+        switch tag {
+        case BinaryFormat.nil, BinaryFormat.false, BinaryFormat.true: return offset + 1
+        case BinaryFormat.int, BinaryFormat.uint: return try varint(at: offset + 1).end
+        case BinaryFormat.double, BinaryFormat.date: return offset + 9
+        case BinaryFormat.float: return offset + 5
+        case BinaryFormat.uuid, BinaryFormat.int128, BinaryFormat.uint128: return offset + 17
+        case BinaryFormat.string, BinaryFormat.data, BinaryFormat.url, BinaryFormat.decimal:
+            let (length, start) = try self.length(at: offset + 1, limit: valuesEnd - offset)
+            guard length <= valuesEnd - start else { throw .truncated }
+            return start + length
+        case BinaryFormat.keyed:
+            let length = Int(try fixed(UInt32.self, at: offset + 1))
+            guard length <= valuesEnd - offset - 5 else { throw .truncated }
+            return offset + 5 + length
+        case BinaryFormat.unkeyed:
+            let length = Int(try fixed(UInt32.self, at: offset + 1))
+            guard length <= valuesEnd - offset - 9 else { throw .truncated }
+            return offset + 9 + length
+        default:
+            throw .malformed("an unknown tag \(tag)")
+        }
     }
 }
 

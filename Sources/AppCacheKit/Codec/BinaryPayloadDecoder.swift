@@ -138,9 +138,9 @@ final class BinaryPayloadDecoder: Decoder {
             let decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
             return try withExtendedLifetime(decoder) {
                 var container = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: 0)
-                guard let count = container.count else {
-                    // A count the bytes cannot hold: no reservation, the decoding fails
-                    // when the elements run out.
+                guard let count = container.reservableCount else {
+                    // Elements under 4 bytes each, or a count claiming more than the bytes
+                    // hold: no reservation; a false count fails when the elements run out.
                     var items: [Model] = []
                     while !container.isAtEnd { items.append(try container.decode(Model.self)) }
                     return items
@@ -375,7 +375,10 @@ final class BinaryPayloadDecoder: Decoder {
     func decimal(at offset: Int) throws -> Decimal {
         switch try tag(at: offset) {
         case BinaryFormat.decimal, BinaryFormat.string:
-            guard let value = Decimal(string: try stringBody(at: offset + 1).0, locale: Locale(identifier: "en_US_POSIX")) else {
+            let text = try stringBody(at: offset + 1).0
+            // `Decimal(string:)` refuses the spelling of not-a-number.
+            if text == BinaryFormat.decimalNaN { return .nan }
+            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw Self.corrupted(.malformed("an invalid decimal number"))
             }
             return value
@@ -385,31 +388,9 @@ final class BinaryPayloadDecoder: Decoder {
     }
 
     /// Where the value at `offset` ends, whatever it is.
+    @inline(__always)
     func end(ofValueAt offset: Int) throws -> Int {
-        let tag = try tag(at: offset)
-        return try Self.check {
-            switch tag {
-            case BinaryFormat.nil, BinaryFormat.false, BinaryFormat.true: return offset + 1
-            case BinaryFormat.int, BinaryFormat.uint: return try reader.varint(at: offset + 1).end
-            case BinaryFormat.double, BinaryFormat.date: return offset + 9
-            case BinaryFormat.float: return offset + 5
-            case BinaryFormat.uuid, BinaryFormat.int128, BinaryFormat.uint128: return offset + 17
-            case BinaryFormat.string, BinaryFormat.data, BinaryFormat.url, BinaryFormat.decimal:
-                let (length, start) = try reader.length(at: offset + 1, limit: valuesEnd - offset)
-                guard length <= valuesEnd - start else { throw BinaryDecodingFailure.truncated }
-                return start + length
-            case BinaryFormat.keyed:
-                let length = Int(try reader.fixed(UInt32.self, at: offset + 1))
-                guard length <= valuesEnd - offset - 5 else { throw BinaryDecodingFailure.truncated }
-                return offset + 5 + length
-            case BinaryFormat.unkeyed:
-                let length = Int(try reader.fixed(UInt32.self, at: offset + 1))
-                guard length <= valuesEnd - offset - 9 else { throw BinaryDecodingFailure.truncated }
-                return offset + 9 + length
-            default:
-                throw BinaryDecodingFailure.malformed("an unknown tag \(tag)")
-            }
-        }
+        try Self.check { try reader.end(ofValueAt: offset, valuesEnd: valuesEnd) }
     }
 
     // MARK: - Keys
@@ -591,9 +572,13 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func field<Value>(_ key: Key, _ read: (BinaryPayloadDecoder, Int) throws -> (Value, Int)) throws -> Value {
         try core._withUnsafeGuaranteedRef { decoder in
             guard let offset = try find(key, in: decoder) else { throw notFound(key) }
-            let (value, end) = try read(decoder, offset)
-            decoder.setNext(frame, to: end)
-            return value
+            do {
+                let (value, end) = try read(decoder, offset)
+                decoder.setNext(frame, to: end)
+                return value
+            } catch let error as DecodingError {
+                throw error.under(key)
+            }
         }
     }
 
@@ -603,13 +588,17 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func optionalField<Value>(_ key: Key, _ read: (BinaryPayloadDecoder, Int) throws -> (Value, Int)) throws -> Value? {
         try core._withUnsafeGuaranteedRef { decoder in
             guard let offset = try find(key, in: decoder) else { return nil }
-            if try decoder.isNil(at: offset) {
-                decoder.setNext(frame, to: offset + 1)
-                return nil
+            do {
+                if try decoder.isNil(at: offset) {
+                    decoder.setNext(frame, to: offset + 1)
+                    return nil
+                }
+                let (value, end) = try read(decoder, offset)
+                decoder.setNext(frame, to: end)
+                return value
+            } catch let error as DecodingError {
+                throw error.under(key)
             }
-            let (value, end) = try read(decoder, offset)
-            decoder.setNext(frame, to: end)
-            return value
         }
     }
 
@@ -700,7 +689,9 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func superDecoder(named name: String) throws -> any Decoder {
         let decoder = core.takeUnretainedValue()
         guard let offset = try decoder.field(decoder.keyIndex(AnyKey(stringValue: name), nil), frame: frame) else {
-            throw DecodingError.keyNotFound(AnyKey(stringValue: name), DecodingError.Context(codingPath: [], debugDescription: "No value for \(name)."))
+            // A missing key decodes as nil, as `JSONDecoder` has it: a type reading an
+            // optional this way reads an archive written before the key existed.
+            return BinaryNilDecoder()
         }
         return try decoder.nestedDecoder(at: offset)
     }
@@ -729,9 +720,15 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     var codingPath: [any CodingKey] { [] }
 
-    /// The element count, when the bytes left hold at least 4 per element left: callers
-    /// reserve storage for that many, which must stay a small multiple of the payload's size.
-    var count: Int? { Int(total - index) <= (end - offset) / 4 ? Int(total) : nil }
+    /// The element count, as `JSONDecoder` gives it: always known (types check it, such as a
+    /// pair decoded from a two-element array). The format stores it, checked against the bytes:
+    /// each element takes at least one.
+    var count: Int? { Int(total) }
+
+    /// The elements left, when the bytes left hold at least 4 for each: how many a decode may
+    /// reserve storage for at once, keeping the reservation a small multiple of the payload's
+    /// size; `nil` for more.
+    var reservableCount: Int? { Int(total - index) <= (end - offset) / 4 ? Int(total - index) : nil }
 
     var isAtEnd: Bool { index >= total }
 
@@ -751,9 +748,13 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(Any.self, DecodingError.Context(codingPath: [], debugDescription: "The array has no more elements."))
         }
         let offset = offset
-        let (value, next) = try core._withUnsafeGuaranteedRef { try read($0, offset) }
-        try advance(to: next)
-        return value
+        do {
+            let (value, next) = try core._withUnsafeGuaranteedRef { try read($0, offset) }
+            try advance(to: next)
+            return value
+        } catch let error as DecodingError {
+            throw error.under(IndexKey(currentIndex))
+        }
     }
 
     @inline(__always)

@@ -39,6 +39,9 @@ final class BinaryPayloadEncoder: Encoder {
         var topID: UInt32 = 0
         /// How many values' `encode(to:)` are running, one inside the other.
         var depth = 0
+        /// By key index, the id of the container that last wrote a field with that key: a
+        /// key written twice in one container is seen at once, whatever the container's size.
+        var lastWriters: [UInt32] = []
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -68,7 +71,7 @@ final class BinaryPayloadEncoder: Encoder {
         _modify { yield &state.pointee.keyIndexes }
     }
 
-    private var open: [OpenContainer] {
+    private(set) var open: [OpenContainer] {
         _read { yield state.pointee.open }
         _modify { yield &state.pointee.open }
     }
@@ -94,6 +97,8 @@ final class BinaryPayloadEncoder: Encoder {
         var isUnkeyed: Bool
         var id: UInt32
         var count: UInt32 = 0
+        /// Whether a key came twice (see ``dropRepeatedKeys(ofBodyAt:)``).
+        var repeatsKey = false
     }
 
     var codingPath: [any CodingKey] { [] }
@@ -185,7 +190,8 @@ final class BinaryPayloadEncoder: Encoder {
             writeData(unsafeBitCast(value, to: Data.self))
         case .decimal:
             writer.byte(BinaryFormat.decimal)
-            writeStringBody(unsafeBitCast(value, to: Decimal.self).description)
+            let decimal = unsafeBitCast(value, to: Decimal.self)
+            writeStringBody(decimal.isNaN ? BinaryFormat.decimalNaN : decimal.description)
         }
     }
 
@@ -333,12 +339,27 @@ final class BinaryPayloadEncoder: Encoder {
                 index = Int32(intern(key.stringValue))
                 table[byte] = index
             }
+            noteKey(Int(index))
             writer.varint(UInt64(index))
         } else {
             // Keys of dictionaries and hand-written key types: hashed by name. A dictionary's
             // entry costs about this much in its storage.
             decodedSize += 48
-            writer.varint(UInt64(intern(key.stringValue)))
+            let index = intern(key.stringValue)
+            noteKey(index)
+            writer.varint(UInt64(index))
+        }
+    }
+
+    /// Notes that the innermost open container (the one written to) has a field with key
+    /// `index`, and whether it had one already (see ``dropRepeatedKeys(ofBodyAt:)``).
+    @inline(__always)
+    private func noteKey(_ index: Int) {
+        let top = state.pointee.topID
+        if state.pointee.lastWriters[index] == top {
+            open[open.count - 1].repeatsKey = true
+        } else {
+            state.pointee.lastWriters[index] = top
         }
     }
 
@@ -353,6 +374,7 @@ final class BinaryPayloadEncoder: Encoder {
         if count <= BinaryFormat.linearKeyLimit {
             if let index = keyNames.firstIndex(of: name) { return index }
             keyNames.append(name)
+            state.pointee.lastWriters.append(0)
             if count == BinaryFormat.linearKeyLimit {
                 for (index, known) in keyNames.enumerated() { keyIndexes[known] = index }
             }
@@ -360,6 +382,7 @@ final class BinaryPayloadEncoder: Encoder {
         }
         if let index = keyIndexes[name] { return index }
         keyNames.append(name)
+        state.pointee.lastWriters.append(0)
         keyIndexes[name] = count
         return count
     }
@@ -405,6 +428,7 @@ final class BinaryPayloadEncoder: Encoder {
         while open.count > depth {
             let container = open.removeLast()
             let bodyStart = container.tagOffset + (container.isUnkeyed ? 9 : 5)
+            if container.repeatsKey { try dropRepeatedKeys(ofBodyAt: bodyStart) }
             let length = writer.count - bodyStart
             guard length <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a container over 4 GiB") }
             writer.patch(UInt32(length), at: container.tagOffset + 1)
@@ -417,13 +441,63 @@ final class BinaryPayloadEncoder: Encoder {
         state.pointee.topID = open.last?.id ?? 0
     }
 
+    /// Keeps only the last field of each key in the keyed container whose fields start at
+    /// `bodyStart` and run to the end of the bytes written, as `JSONEncoder` keeps the last
+    /// value encoded for a key (a subclass writing a key its superclass wrote in the same
+    /// container, such as a type name, must win over it).
+    ///
+    /// Runs only for a container ``noteKey(_:)`` saw a key written to twice. O(n) in its fields.
+    private func dropRepeatedKeys(ofBodyAt bodyStart: Int) throws {
+        let reader = ByteReader(base: writer.base, count: writer.count)
+        var fields: [(index: Int, start: Int, end: Int)] = []
+        var offset = bodyStart
+        do {
+            while offset < writer.count {
+                let (index, valueStart) = try reader.varint(at: offset)
+                guard index < UInt64(keyNames.count) else { throw BinaryDecodingFailure.malformed("a key index outside the key table") }
+                let end = try reader.end(ofValueAt: valueStart, valuesEnd: writer.count)
+                fields.append((Int(index), offset, end))
+                offset = end
+            }
+        } catch {
+            throw BinaryEncodingUnsupported(reason: "a container the encoder cannot read back (\(error))")
+        }
+        // From the last field back: a key already met is an earlier write, dropped.
+        var met = [UInt64](repeating: 0, count: keyNames.count / 64 + 1)
+        var keep = [Bool](repeating: true, count: fields.count)
+        for number in fields.indices.reversed() {
+            let index = fields[number].index
+            let (word, bit) = (index / 64, UInt64(1) &<< UInt64(index % 64))
+            if met[word] & bit != 0 { keep[number] = false }
+            met[word] |= bit
+        }
+        var to = bodyStart
+        for (number, field) in fields.enumerated() where keep[number] {
+            let length = field.end - field.start
+            if to != field.start { (writer.base + to).copyMemory(from: writer.base + field.start, byteCount: length) }
+            to += length
+        }
+        writer.truncate(to: to)
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        // A second request for the same value's container writes to the same one.
-        if let last = open.last, last.tagOffset == valueStart, !last.isUnkeyed {
-            return keyedContainer(Key.self, depth: open.count - 1, id: last.id)
+        if let depth = valueContainer(unkeyed: false, at: valueStart) {
+            return keyedContainer(Key.self, depth: depth, id: open[depth].id)
         }
         let (depth, id) = openContainer(unkeyed: false)
         return keyedContainer(Key.self, depth: depth, id: id)
+    }
+
+    /// Where among the open containers the container of the value starting at `start` is, if
+    /// it has one of this kind: a second request for it (a subclass's after its superclass's)
+    /// writes to the same one, as `JSONEncoder` has it, even while a container the first
+    /// nested in it is still open (that one closes when the container is next written to).
+    @inline(__always)
+    func valueContainer(unkeyed: Bool, at start: Int) -> Int? {
+        var depth = open.count - 1
+        while depth >= 0 && open[depth].tagOffset > start { depth -= 1 }
+        guard depth >= 0, open[depth].tagOffset == start, open[depth].isUnkeyed == unkeyed else { return nil }
+        return depth
     }
 
     /// A keyed container writing to the open container at `depth` (named `id`), reusing the box
@@ -438,8 +512,8 @@ final class BinaryPayloadEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if let last = open.last, last.tagOffset == valueStart, last.isUnkeyed {
-            return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: open.count - 1, id: last.id)
+        if let depth = valueContainer(unkeyed: true, at: valueStart) {
+            return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: open[depth].id)
         }
         let (depth, id) = openContainer(unkeyed: true)
         return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: id)
@@ -679,18 +753,19 @@ final class BinarySuperEncoder: Encoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// Where the value goes, once the key is written (or the element counted); -1 before.
+    private var valueStart = -1
     /// Writes the key (or counts the element) where the value goes, once.
-    private var claimed = false
     private func claim() -> BinaryPayloadEncoder {
         let encoder = core.takeUnretainedValue()
-        guard !claimed else { return encoder }
-        claimed = true
+        guard valueStart < 0 else { return encoder }
         if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
         switch slot {
         case .string(let name): encoder.writeKey(AnyKey(stringValue: name), nil)
         case .key(let key, let table): writeKey(key, table, encoder)
         case .element: encoder.countElement(at: depth)
         }
+        valueStart = encoder.writer.count
         return encoder
     }
 
@@ -700,12 +775,18 @@ final class BinarySuperEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let encoder = claim()
+        if let depth = encoder.valueContainer(unkeyed: false, at: valueStart) {
+            return encoder.keyedContainer(Key.self, depth: depth, id: encoder.open[depth].id)
+        }
         let (depth, id) = encoder.openContainer(unkeyed: false)
         return encoder.keyedContainer(Key.self, depth: depth, id: id)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         let encoder = claim()
+        if let depth = encoder.valueContainer(unkeyed: true, at: valueStart) {
+            return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: encoder.open[depth].id)
+        }
         let (depth, id) = encoder.openContainer(unkeyed: true)
         return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
     }
