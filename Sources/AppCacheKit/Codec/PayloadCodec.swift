@@ -70,10 +70,6 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The payload for `items`, and an estimate of the memory the items take decoded.
-    ///
-    /// A binary encoding that a type's hand-written `encode(to:)` cannot stream (containers
-    /// written out of order) falls back to JSON: the returned codec says which was used.
     /// The number an archive header stores for this codec (format 2, byte 6): part of the file
     /// format, never renumbered.
     var headerValue: UInt16 {
@@ -92,6 +88,10 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The payload for `items`, and an estimate of the memory the items take decoded.
+    ///
+    /// A binary encoding that a type's hand-written `encode(to:)` cannot stream (containers
+    /// written out of order) falls back to JSON: the returned codec says which was used.
     func encode<Model: Encodable>(_ items: [Model]) throws -> (payload: Data, codec: PayloadCodec, decodedSize: Int) {
         let binary: (payload: Data, decodedSize: Int)
         do {
