@@ -471,6 +471,48 @@ struct BinaryCodecTests {
         #expect(try PayloadCodec.binary.decodeItems(Derived.self, from: PayloadCodec.binary.encodeItems(many)) == many)
     }
 
+    /// A linked list that encodes its next link through `superEncoder(forKey:)`: nesting the
+    /// encoder cannot see through its own values.
+    final class SuperLink: Encodable, Sendable {
+        let value: Int
+        let next: SuperLink?
+        enum CodingKeys: CodingKey { case value, next }
+
+        init(value: Int, next: SuperLink?) {
+            self.value = value
+            self.next = next
+        }
+
+        static func chain(_ levels: Int) -> SuperLink {
+            var link = SuperLink(value: 0, next: nil)
+            for value in 1..<levels { link = SuperLink(value: value, next: link) }
+            return link
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(value, forKey: .value)
+            if let next { try next.encode(to: container.superEncoder(forKey: .next)) }
+        }
+    }
+
+    /// The encoder counts super encoders toward the limit as the decoder counts super
+    /// decoders: a chain as deep as the decoder reads round-trips; one level deeper and one
+    /// thousands deep are refused with an error (before, they were cached and never read back).
+    @Test func recursionThroughSuperEncodersCountsTowardTheLimit() throws {
+        let deepest = try BinaryPayloadEncoder.encode(SuperLink.chain(BinaryFormat.maximumDepth)).payload
+        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: deepest).levels == BinaryFormat.maximumDepth)
+        for levels in [BinaryFormat.maximumDepth + 1, 5_000] {
+            #expect(throws: EncodingError.self, "\(levels) levels") {
+                try BinaryPayloadEncoder.encode(SuperLink.chain(levels))
+            }
+        }
+        // Levels are given back: a class hierarchy encoded through `superEncoder()` item
+        // after item is never taken for deep nesting.
+        let many = (0..<(2 * BinaryFormat.maximumDepth)).map { Derived(name: "n\($0)", extra: $0) }
+        #expect(try PayloadCodec.binary.decodeItems(Derived.self, from: PayloadCodec.binary.encodeItems(many)) == many)
+    }
+
     // MARK: - Hostile payloads
 
     /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.

@@ -37,8 +37,12 @@ final class BinaryPayloadEncoder: Encoder {
         var decodedSize = 0
         /// The innermost open container's id (0: none), checked before every write.
         var topID: UInt32 = 0
-        /// How many values' `encode(to:)` are running, one inside the other.
+        /// How many values' `encode(to:)` are running, one inside the other (super encoders
+        /// in use count too).
         var depth = 0
+        /// Whether a super encoder went past ``BinaryFormat/maximumDepth``: every write to a
+        /// container throws from then on (``topID`` stays an id no container has).
+        var tooDeep = false
         /// By key index, the id of the container that last wrote a field with that key: a
         /// key written twice in one container is seen at once, whatever the container's size.
         var lastWriters: [UInt32] = []
@@ -151,6 +155,8 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// Appends the key table and its offset, and hands the payload over.
     private func finish() throws -> (payload: Data, decodedSize: Int) {
+        // Too deep through super encoders, even if no write came after to say so.
+        if state.pointee.tooDeep { throw Self.nestedTooDeep(()) }
         let tableOffset = writer.count
         guard tableOffset <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a payload over 4 GiB") }
         writer.varint(UInt64(keyNames.count))
@@ -195,6 +201,35 @@ final class BinaryPayloadEncoder: Encoder {
         }
     }
 
+    static func nestedTooDeep(_ value: Any) -> EncodingError {
+        EncodingError.invalidValue(value, EncodingError.Context(
+            codingPath: [],
+            debugDescription: "The value nests more than \(BinaryFormat.maximumDepth) levels deep, deeper than the cache reads back."))
+    }
+
+    /// Counts a super encoder in use as a level of nesting: a type may encode its own kind
+    /// through `superEncoder(forKey:)`, as deep as its data goes, without passing through
+    /// ``encodeValue(_:)``. Past ``BinaryFormat/maximumDepth`` nothing can throw at once
+    /// (`superEncoder` and `container(keyedBy:)` do not throw), so every container write
+    /// throws from then on, which ends the recursion at its next field.
+    func enterSuperEncoder() {
+        state.pointee.depth += 1
+        if state.pointee.depth > BinaryFormat.maximumDepth {
+            state.pointee.tooDeep = true
+            state.pointee.topID = .max
+        }
+    }
+
+    /// Gives back the level ``enterSuperEncoder()`` counted.
+    func leaveSuperEncoder() {
+        state.pointee.depth -= 1
+    }
+
+    /// The id writes are checked against (see ``State/topID``).
+    private func top(_ id: UInt32) -> UInt32 {
+        state.pointee.tooDeep ? .max : id
+    }
+
     /// Encodes a value through its own `encode(to:)`, closing what it opened.
     private func encodeThroughCodable<T: Encodable>(_ value: T) throws {
         // Nested as deep as the decoder reads back and no deeper: a payload past it could
@@ -202,11 +237,7 @@ final class BinaryPayloadEncoder: Encoder {
         // the stack before it ended.
         state.pointee.depth += 1
         defer { state.pointee.depth -= 1 }
-        guard state.pointee.depth <= BinaryFormat.maximumDepth else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: [],
-                debugDescription: "The value nests more than \(BinaryFormat.maximumDepth) levels deep, deeper than the cache reads back."))
-        }
+        guard state.pointee.depth <= BinaryFormat.maximumDepth else { throw Self.nestedTooDeep(value) }
         let depth = open.count
         let start = writer.count
         let savedStart = valueStart
@@ -400,7 +431,7 @@ final class BinaryPayloadEncoder: Encoder {
         }
         nextContainerID &+= 1
         open.append(OpenContainer(tagOffset: tagOffset, isUnkeyed: unkeyed, id: nextContainerID))
-        state.pointee.topID = nextContainerID
+        state.pointee.topID = top(nextContainerID)
         return (open.count - 1, nextContainerID)
     }
 
@@ -411,6 +442,7 @@ final class BinaryPayloadEncoder: Encoder {
     @inline(__always)
     func prepare(_ depth: Int, _ id: UInt32) throws {
         if state.pointee.topID == id && state.pointee.open.count == depth + 1 { return }
+        if state.pointee.tooDeep { throw Self.nestedTooDeep(()) }
         guard depth < open.count, open[depth].id == id else {
             throw BinaryEncodingUnsupported(reason: "a container written to after it was closed")
         }
@@ -438,7 +470,7 @@ final class BinaryPayloadEncoder: Encoder {
                 if container.count == 0 { decodedSize -= 48 }
             }
         }
-        state.pointee.topID = open.last?.id ?? 0
+        state.pointee.topID = top(open.last?.id ?? 0)
     }
 
     /// Keeps only the last field of each key in the keyed container whose fields start at
@@ -739,15 +771,23 @@ final class BinarySuperEncoder: Encoder {
     }
 
     let core: Unmanaged<BinaryPayloadEncoder>
+    /// Retained, so that the nesting level this encoder counts once used can be given back
+    /// whenever it goes (see ``BinaryPayloadEncoder/enterSuperEncoder()``).
+    private let encoder: BinaryPayloadEncoder
     let depth: Int
     let id: UInt32
     let slot: Slot
 
     init(core: Unmanaged<BinaryPayloadEncoder>, depth: Int, id: UInt32, key: Slot) {
         self.core = core
+        encoder = core.takeUnretainedValue()
         self.depth = depth
         self.id = id
         slot = key
+    }
+
+    deinit {
+        if valueStart >= 0 { encoder.leaveSuperEncoder() }
     }
 
     var codingPath: [any CodingKey] { [] }
@@ -766,6 +806,7 @@ final class BinarySuperEncoder: Encoder {
         case .element: encoder.countElement(at: depth)
         }
         valueStart = encoder.writer.count
+        encoder.enterSuperEncoder()
         return encoder
     }
 
