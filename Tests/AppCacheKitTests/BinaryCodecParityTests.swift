@@ -131,6 +131,58 @@ struct BinaryCodecParityTests {
         #expect(try BinaryPayloadDecoder.decode(HeldParts.self, from: BinaryPayloadEncoder.encode(Holder()).payload) == held)
     }
 
+    /// Two containers nested under one key: the second replaces the first, as a second value
+    /// would, never a crash (`JSONEncoder` merges two of one kind and traps on two kinds).
+    struct NestedTwice: Encodable {
+        enum Keys: String, CodingKey { case a, b, c }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var first = container.nestedContainer(keyedBy: Keys.self, forKey: .a)
+            try first.encode(1, forKey: .b)
+            var second = container.nestedContainer(keyedBy: Keys.self, forKey: .a)
+            try second.encode(2, forKey: .c)
+            try container.encode(3, forKey: .b)
+            var list = container.nestedUnkeyedContainer(forKey: .b)
+            try list.encode(4)
+        }
+    }
+
+    struct NestedTwiceRead: Decodable, Equatable {
+        var a: [String: Int]
+        var b: [Int]
+    }
+
+    @Test func aSecondContainerUnderOneKeyReplacesTheFirst() throws {
+        let payload = try BinaryPayloadEncoder.encode(NestedTwice()).payload
+        #expect(try BinaryPayloadDecoder.decode(NestedTwiceRead.self, from: payload) == NestedTwiceRead(a: ["c": 2], b: [4]))
+    }
+
+    /// A container written to after it was closed, found where nothing can throw (asking it for
+    /// a nested container) and never written to again: the collection is stored as JSON, as
+    /// for any such interleaving, rather than as a payload that reads back wrong.
+    struct LateNested: Encodable {
+        enum Keys: String, CodingKey { case list, a, b }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var list = container.nestedUnkeyedContainer(forKey: .list)
+            try container.encode(1, forKey: .a)
+            var inner = list.nestedContainer(keyedBy: Keys.self)
+            try inner.encode(2, forKey: .b)
+        }
+    }
+
+    struct LateNestedRead: Decodable, Equatable {
+        var list: [[String: Int]]
+        var a: Int
+    }
+
+    @Test func interleavingFoundWhereNothingThrowsFallsBackToJSON() throws {
+        let (payload, codec, _) = try PayloadCodec.binary.encode([LateNested()])
+        #expect(codec == .json)
+        #expect(try PayloadCodec.json.decodeItems(LateNestedRead.self, from: payload) == [LateNestedRead(list: [["b": 2]], a: 1)])
+        #expect(throws: EncodingError.self) { try PayloadCodec.binary.encodeItems([LateNested()]) }
+    }
+
     /// A container with far more keys than any small table (a large dictionary) keeps all of
     /// them, and a key written again among them still keeps only its last value.
     @Test func largeContainersKeepEveryKeyAndTheLastOfARepeatedOne() throws {

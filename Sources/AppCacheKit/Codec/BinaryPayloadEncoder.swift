@@ -43,6 +43,9 @@ final class BinaryPayloadEncoder: Encoder {
         /// Whether a super encoder went past ``BinaryFormat/maximumDepth``: every write to a
         /// container throws from then on (``topID`` stays an id no container has).
         var tooDeep = false
+        /// Why the value cannot be streamed, when a method that cannot throw found out: the
+        /// encoding then fails (at the latest in ``finish()``) and the cache writes JSON.
+        var unsupported: String?
         /// By key index, the id of the container that last wrote a field with that key: a
         /// key written twice in one container is seen at once, whatever the container's size.
         var lastWriters: [UInt32] = []
@@ -155,8 +158,10 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// Appends the key table and its offset, and hands the payload over.
     private func finish() throws -> (payload: Data, decodedSize: Int) {
-        // Too deep through super encoders, even if no write came after to say so.
+        // Too deep through super encoders, or containers used in a way a stream cannot follow,
+        // even if no write came after to say so.
         if state.pointee.tooDeep { throw Self.nestedTooDeep(()) }
+        if let reason = state.pointee.unsupported { throw BinaryEncodingUnsupported(reason: reason) }
         let tableOffset = writer.count
         guard tableOffset <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a payload over 4 GiB") }
         writer.varint(UInt64(keyNames.count))
@@ -370,15 +375,15 @@ final class BinaryPayloadEncoder: Encoder {
                 index = Int32(intern(key.stringValue))
                 table[byte] = index
             }
-            noteKey(Int(index))
             writer.varint(UInt64(index))
+            noteKey(Int(index))
         } else {
             // Keys of dictionaries and hand-written key types: hashed by name. A dictionary's
             // entry costs about this much in its storage.
             decodedSize += 48
             let index = intern(key.stringValue)
-            noteKey(index)
             writer.varint(UInt64(index))
+            noteKey(index)
         }
     }
 
@@ -388,7 +393,8 @@ final class BinaryPayloadEncoder: Encoder {
     private func noteKey(_ index: Int) {
         let top = state.pointee.topID
         if state.pointee.lastWriters[index] == top {
-            open[open.count - 1].repeatsKey = true
+            // No container open: everything was closed early (the encoding fails).
+            if !open.isEmpty { open[open.count - 1].repeatsKey = true }
         } else {
             state.pointee.lastWriters[index] = top
         }
@@ -449,10 +455,11 @@ final class BinaryPayloadEncoder: Encoder {
         try close(downTo: depth + 1)
     }
 
-    /// Counts one element of the unkeyed container at `depth`.
+    /// Counts one element of the unkeyed container at `depth`; nothing when that container
+    /// was closed early (an interleaving found where nothing throws: the encoding fails).
     @inline(__always)
     func countElement(at depth: Int) {
-        open[depth].count &+= 1
+        if depth < open.count { open[depth].count &+= 1 }
     }
 
     /// Closes every container above `depth` open containers, writing their lengths and counts.
@@ -488,11 +495,16 @@ final class BinaryPayloadEncoder: Encoder {
                 let (index, valueStart) = try reader.varint(at: offset)
                 guard index < UInt64(keyNames.count) else { throw BinaryDecodingFailure.malformed("a key index outside the key table") }
                 let end = try reader.end(ofValueAt: valueStart, valuesEnd: writer.count)
+                guard end <= writer.count else { throw BinaryDecodingFailure.truncated }
                 fields.append((Int(index), offset, end))
                 offset = end
             }
         } catch {
-            throw BinaryEncodingUnsupported(reason: "a container the encoder cannot read back (\(error))")
+            // Only a value written outside any field (a single value container used while a
+            // keyed one is open) leaves a body that does not read as fields. `JSONEncoder`
+            // traps on that use, so this is an error of its own, not a reason to write JSON.
+            throw EncodingError.invalidValue((), EncodingError.Context(
+                codingPath: [], debugDescription: "A value was encoded outside any field of a keyed container (\(error))."))
         }
         // From the last field back: a key already met is an earlier write, dropped.
         var met = [UInt64](repeating: 0, count: keyNames.count / 64 + 1)
@@ -607,11 +619,14 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         try field(key) { try $0.encodeValue(value) }
     }
 
-    /// The encoder, once this container is the innermost open one and `key` is written.
+    /// The encoder, once this container is the innermost open one and `key` is written, for a
+    /// container nested under it.
     private func claim(_ key: Key) -> BinaryPayloadEncoder {
         let encoder = core.takeUnretainedValue()
         let frame = encoder.frame(frame)
         if (try? encoder.prepare(frame.depth, frame.id)) == nil { encoder.markInterleaved() }
+        // A second container under one key replaces the first, as a second value would (JSON
+        // merges two of one kind, and traps on two of different kinds).
         encoder.writeKey(key, frame.indexes)
         return encoder
     }
@@ -643,10 +658,17 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
 extension BinaryPayloadEncoder {
     /// Records that containers were used out of order (from a method that cannot throw), so
-    /// that the encoding fails at its next write and the cache falls back to JSON.
+    /// that the encoding fails and the cache falls back to JSON.
     func markInterleaved() {
+        markUnsupported("a container written to after it was closed")
         // Closing everything makes every container stale: its next write throws.
         try? close(downTo: 0)
+    }
+
+    /// Records (from a method that cannot throw) that the value cannot be streamed, so that
+    /// the encoding fails and the cache falls back to JSON.
+    func markUnsupported(_ reason: String) {
+        if state.pointee.unsupported == nil { state.pointee.unsupported = reason }
     }
 }
 
