@@ -3,12 +3,13 @@ import Foundation
 /// `swift run -c release AppCacheBenchmarks [--quick] [--json FILE] [--svg FILE] [--sizes N,N,...] [NAME ...]`
 ///
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
-/// NAME filters the benchmarks by substring: resident-per-limit, resident-memory, codec,
-/// memory-hit, cache-items, disk-hit, flush, disk-budget, listing, scaling, concurrency.
+/// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
+/// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
+/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "flush", "disk-budget", "listing", "scaling", "concurrency",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency",
     ]
 
     static func main() throws {
@@ -53,7 +54,11 @@ struct AppCacheBenchmarks {
             """.utf8))
         #endif
 
-        let selected = names.filter { name in filters.isEmpty || filters.contains { name.contains($0) || $0.contains(name) } }
+        let selected = names.filter { name in
+            filters.isEmpty || filters.contains { filter in
+                names.contains(filter) ? filter == name : name.contains(filter) || filter.contains(name)
+            }
+        }
         guard !selected.isEmpty else {
             FileHandle.standardError.write(Data("no benchmark matches \(filters); names: \(names.joined(separator: ", "))\n".utf8))
             exit(2)
@@ -75,6 +80,7 @@ struct AppCacheBenchmarks {
             case "updates": try scenarios.updates()
             case "cache-items": try scenarios.cacheItems()
             case "disk-hit": try scenarios.diskHit()
+            case "disk-hit-one": try scenarios.oneItemDiskHit()
             case "flush": try scenarios.flush()
             case "disk-budget": try scenarios.diskBudget()
             case "listing": try scenarios.listing()

@@ -112,12 +112,11 @@ struct Scenarios {
             subject: ("AppCache.getCachedItems (read, verify, decode)", appCache),
             baselines: [("the same with payloadCodec = .json", json), ("Data(contentsOf:) + JSONDecoder", plain)],
             goal: ("the same with payloadCodec = .json", 0.3))
-        try oneItemDiskHit()
     }
 
     /// A disk hit of a one-item collection beside its floor: the bare read of the same bytes
     /// the archive's payload holds, and their decode with the same codec.
-    private func oneItemDiskHit() throws {
+    func oneItemDiskHit() throws {
         let keys = (0..<200).map { "dish-\($0)" }
         let cacheRoot = root("disk-hit-one")
         let floorDirectory = root("disk-hit-one-floor")
