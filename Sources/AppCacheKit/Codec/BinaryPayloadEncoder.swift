@@ -78,7 +78,7 @@ final class BinaryPayloadEncoder: Encoder {
         _modify { yield &state.pointee.keyIndexes }
     }
 
-    private(set) var open: [OpenContainer] {
+    private var open: [OpenContainer] {
         _read { yield state.pointee.open }
         _modify { yield &state.pointee.open }
     }
@@ -410,18 +410,22 @@ final class BinaryPayloadEncoder: Encoder {
         let count = keyNames.count
         if count <= BinaryFormat.linearKeyLimit {
             if let index = keyNames.firstIndex(of: name) { return index }
-            keyNames.append(name)
-            state.pointee.lastWriters.append(0)
+            appendKeyName(name)
             if count == BinaryFormat.linearKeyLimit {
                 for (index, known) in keyNames.enumerated() { keyIndexes[known] = index }
             }
             return count
         }
         if let index = keyIndexes[name] { return index }
-        keyNames.append(name)
-        state.pointee.lastWriters.append(0)
+        appendKeyName(name)
         keyIndexes[name] = count
         return count
+    }
+
+    /// Adds a name to the key table, with no container yet having written it.
+    private func appendKeyName(_ name: String) {
+        keyNames.append(name)
+        state.pointee.lastWriters.append(0)
     }
 
     // MARK: - Containers
@@ -525,23 +529,21 @@ final class BinaryPayloadEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if let depth = valueContainer(unkeyed: false, at: valueStart) {
-            return keyedContainer(Key.self, depth: depth, id: open[depth].id)
-        }
-        let (depth, id) = openContainer(unkeyed: false)
+        let (depth, id) = container(unkeyed: false, forValueAt: valueStart)
         return keyedContainer(Key.self, depth: depth, id: id)
     }
 
-    /// Where among the open containers the container of the value starting at `start` is, if
-    /// it has one of this kind: a second request for it (a subclass's after its superclass's)
-    /// writes to the same one, as `JSONEncoder` has it, even while a container the first
-    /// nested in it is still open (that one closes when the container is next written to).
+    /// The container of the value starting at `start`: the one already open there, if it is
+    /// of this kind, else a new one. A second request for it (a subclass's after its
+    /// superclass's) writes to the same one, as `JSONEncoder` has it, even while a container
+    /// the first nested in it is still open (that one closes when the container is next
+    /// written to).
     @inline(__always)
-    func valueContainer(unkeyed: Bool, at start: Int) -> Int? {
+    func container(unkeyed: Bool, forValueAt start: Int) -> (depth: Int, id: UInt32) {
         var depth = open.count - 1
         while depth >= 0 && open[depth].tagOffset > start { depth -= 1 }
-        guard depth >= 0, open[depth].tagOffset == start, open[depth].isUnkeyed == unkeyed else { return nil }
-        return depth
+        if depth >= 0, open[depth].tagOffset == start, open[depth].isUnkeyed == unkeyed { return (depth, open[depth].id) }
+        return openContainer(unkeyed: unkeyed)
     }
 
     /// A keyed container writing to the open container at `depth` (named `id`), reusing the box
@@ -556,10 +558,7 @@ final class BinaryPayloadEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if let depth = valueContainer(unkeyed: true, at: valueStart) {
-            return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: open[depth].id)
-        }
-        let (depth, id) = openContainer(unkeyed: true)
+        let (depth, id) = container(unkeyed: true, forValueAt: valueStart)
         return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: id)
     }
 
@@ -819,7 +818,6 @@ final class BinarySuperEncoder: Encoder {
     private var valueStart = -1
     /// Writes the key (or counts the element) where the value goes, once.
     private func claim() -> BinaryPayloadEncoder {
-        let encoder = core.takeUnretainedValue()
         guard valueStart < 0 else { return encoder }
         if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
         switch slot {
@@ -838,19 +836,12 @@ final class BinarySuperEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let encoder = claim()
-        if let depth = encoder.valueContainer(unkeyed: false, at: valueStart) {
-            return encoder.keyedContainer(Key.self, depth: depth, id: encoder.open[depth].id)
-        }
-        let (depth, id) = encoder.openContainer(unkeyed: false)
+        let (depth, id) = encoder.container(unkeyed: false, forValueAt: valueStart)
         return encoder.keyedContainer(Key.self, depth: depth, id: id)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let encoder = claim()
-        if let depth = encoder.valueContainer(unkeyed: true, at: valueStart) {
-            return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: encoder.open[depth].id)
-        }
-        let (depth, id) = encoder.openContainer(unkeyed: true)
+        let (depth, id) = claim().container(unkeyed: true, forValueAt: valueStart)
         return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
     }
 
