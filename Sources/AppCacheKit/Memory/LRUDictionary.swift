@@ -111,25 +111,37 @@ struct LRUDictionary<Key: Hashable, Value> {
     /// - Complexity: O(1) on average (amortised).
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        if let old = updatingValue(forKey: key, { stored -> Value in
-            defer { stored = value }
-            return stored
-        }) {
-            return old
-        }
         precondition(index.count < Self.maximumCount, "LRUDictionary holds at most 2^30 keys")
-        let id: UInt32
-        if let reused = freeNodes.popLast() {
-            id = reused
-            nodeKeys[Int(id)] = key
-        } else {
-            id = UInt32(nodeKeys.count)
-            nodeKeys.append(key)
-            stamps.append(0)
+        // The node a new key takes is chosen first, so that one hash and probe both finds the
+        // key and, when it is new, inserts it.
+        let newID = freeNodes.last ?? UInt32(nodeKeys.count)
+        let (id, old) = Self.store(value, newID: newID, in: &index[key])
+        if old == nil {
+            if id == freeNodes.last {
+                freeNodes.removeLast()
+                nodeKeys[Int(id)] = key
+            } else {
+                nodeKeys.append(key)
+                stamps.append(0)
+            }
         }
-        index[key] = Node(value: value, id: id)
         use(id)
-        return nil
+        return old
+    }
+
+    /// Puts `value` in `slot` (a key's place in the index): its node stays when it held one,
+    /// `newID` is its node when it was empty.
+    ///
+    /// - Returns: the slot's node and the value it held.
+    @inline(__always)
+    private static func store(_ value: Value, newID: UInt32, in slot: inout Node?) -> (id: UInt32, old: Value?) {
+        guard let id = slot?.id else {
+            slot = Node(value: value, id: newID)
+            return (newID, nil)
+        }
+        let old = slot?.value
+        slot?.value = value
+        return (id, old)
     }
 
     /// Removes `key`.
