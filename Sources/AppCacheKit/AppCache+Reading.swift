@@ -223,7 +223,8 @@ extension AppCache {
         let path = store.layout.archivePath(for: archiveKey)
         var record: ArchiveRecord
         let identity: FileIdentity
-        switch try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount) {
+        let read = try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount)
+        switch consume read {
         case .missing:
             return nil
         case .damaged(let problem, let identity):
@@ -257,6 +258,8 @@ extension AppCache {
             // a write would, so the memory limit counts it truly.
             record.decodedSize = (try? BinaryPayloadEncoder.encode(items))?.decodedSize
         }
+        let loaded = LoadedCollection(
+            items: items, cachedDate: record.cachedDate, fromDisk: true, validators: record.validators, isPinned: record.isPinned)
         var entry: MemoryEntry? = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: false, diskIdentity: identity)
         entry?.epoch = context.epoch
@@ -266,8 +269,7 @@ extension AppCache {
                 ifUnchangedSince: mutationsBeforeRead)
         }
         reportAll(spill(spills))
-        return LoadedCollection(
-            items: items, cachedDate: record.cachedDate, fromDisk: true, validators: record.validators, isPinned: record.isPinned)
+        return loaded
     }
 
     /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,

@@ -24,12 +24,16 @@ final class DirectoryCache: Sendable {
     static let capacity = 8
 
     private struct Entry {
+        var name: String
         var descriptor: Int32
         var change: UInt64
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        /// Searched in order, most recently kept first: a handful of directories, and a read's
+        /// name is usually the very string kept (the layout's), so `==` answers at once
+        /// where a dictionary would hash it.
+        var entries: [Entry] = []
         /// Reads holding a descriptor now.
         var readers = 0
         /// Descriptors replaced while readers held them: closed when the last one is done.
@@ -40,7 +44,7 @@ final class DirectoryCache: Sendable {
 
     deinit {
         state.withLock { state in
-            for entry in state.entries.values { close(entry.descriptor) }
+            for entry in state.entries { close(entry.descriptor) }
             for descriptor in state.retired { close(descriptor) }
         }
     }
@@ -49,7 +53,7 @@ final class DirectoryCache: Sendable {
     /// the caller then holds it until ``release()``.
     func lease(_ name: String, change: UInt64) -> Int32? {
         state.withLock { state in
-            guard let entry = state.entries[name], entry.change == change else { return nil }
+            guard let entry = state.entries.first(where: { $0.name == name }), entry.change == change else { return nil }
             state.readers += 1
             return entry.descriptor
         }
@@ -59,15 +63,14 @@ final class DirectoryCache: Sendable {
     /// held for it; the caller then holds it until ``release()``.
     func keep(_ descriptor: Int32, for name: String, change: UInt64) {
         state.withLock { state in
-            if let old = state.entries.updateValue(Entry(descriptor: descriptor, change: change), forKey: name) {
-                state.retired.append(old.descriptor)
+            if let index = state.entries.firstIndex(where: { $0.name == name }) {
+                state.retired.append(state.entries.remove(at: index).descriptor)
             }
-            if state.entries.count > Self.capacity {
-                for (other, entry) in state.entries where other != name {
-                    state.retired.append(entry.descriptor)
-                    state.entries[other] = nil
-                }
+            if state.entries.count >= Self.capacity {
+                state.retired += state.entries.map(\.descriptor)
+                state.entries.removeAll()
             }
+            state.entries.insert(Entry(name: name, descriptor: descriptor, change: change), at: 0)
             state.readers += 1
         }
     }

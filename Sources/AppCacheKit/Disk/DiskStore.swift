@@ -122,64 +122,109 @@ struct DiskStore: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
     func value(at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil) throws(AppCacheError) -> Read {
         do throws(SystemError) {
+            let file: FileSystem.ReadableFile
             let opened = try fileSystem.openForReading(path, change: change)
-            switch opened {
+            switch consume opened {
             case .missing:
                 return .missing
             case .unsafe(let what):
                 return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
-            case .file(let file):
-                // A small archive in one read; a larger one header first, then its payload.
-                let whole = file.size <= Self.singleReadLimit ? try file.read(count: file.size, at: 0) : nil
-                let parsed: Result<(ArchiveHeader, Int), ArchiveDefect>
-                if let whole { parsed = Self.parseHeader(whole, expecting: key) } else { parsed = try Self.readHeader(file) }
+            case .file(let readable):
+                file = readable
+            }
+            guard file.size <= Self.singleReadLimit else { return try Self.largeValue(file, forKey: key, schemaVersion: schemaVersion) }
+            // A small archive in one read; header, checks and payload all from its bytes.
+            let whole = try file.read(count: file.size, at: 0)
+            return whole.withUnsafeBytes { bytes in
                 let header: ArchiveHeader
                 let headerLength: Int
-                switch parsed {
-                case .success(let value): (header, headerLength) = value
-                case .failure(let defect):
-                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+                do throws(ArchiveDefect) {
+                    (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
+                } catch {
+                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: file.identity)
                 }
-                if let problem = Self.check(header, for: key, schemaVersion: schemaVersion) {
-                    return .damaged(problem, identity: file.identity)
+                let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+                return Self.verified(header, payloadLength: payload.count, of: file, forKey: key, schemaVersion: schemaVersion) {
+                    (CRC32.checksum(payload), whole[(whole.startIndex + headerLength)...])
                 }
-                let payloadLength = (whole?.count ?? file.size) - headerLength
-                guard header.payloadLength == UInt64(payloadLength) else {
-                    let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
-                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
-                }
-                if payloadLength > Self.streamingCheckThreshold {
-                    var checksum: UInt32 = 0
-                    var offset = headerLength
-                    while offset < file.size {
-                        let chunk = try file.read(count: min(1 << 20, file.size - offset), at: offset)
-                        if chunk.isEmpty { break }
-                        checksum = CRC32.checksum(chunk, seed: checksum)
-                        offset += chunk.count
-                    }
-                    guard offset == file.size, checksum == header.payloadChecksum else {
-                        return .damaged(
-                            Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
-                            identity: file.identity)
-                    }
-                }
-                // The payload shares the whole read's bytes (a slice), or is read now.
-                let payload: Data
-                if let whole { payload = whole[(whole.startIndex + headerLength)...] } else { payload = try file.read(count: payloadLength, at: headerLength) }
-                guard payload.count == payloadLength, CRC32.checksum(payload) == header.payloadChecksum else {
-                    return .damaged(
-                        Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
-                        identity: file.identity)
-                }
-                var record = Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity).record
-                record.payload = payload
-                return .found(record, identity: file.identity)
             }
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The archive could not be read.", cacheName: key.cacheName,
                 key: key.key, path: error.path, underlyingError: error)
         }
+    }
+
+    /// The archive in `file`, too large to read whole at once: its header first, checked
+    /// before anything is allocated for its payload; a payload over
+    /// ``streamingCheckThreshold`` checked against its checksum in chunks before it is read.
+    private static func largeValue(
+        _ file: FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64
+    ) throws(SystemError) -> Read {
+        let header: ArchiveHeader
+        let headerLength: Int
+        switch try readHeader(file) {
+        case .success(let value): (header, headerLength) = value
+        case .failure(let defect):
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+        }
+        let payloadLength = file.size - headerLength
+        if let problem = check(header, for: key, schemaVersion: schemaVersion) { return .damaged(problem, identity: file.identity) }
+        if payloadLength > streamingCheckThreshold, header.payloadLength == UInt64(payloadLength) {
+            var checksum: UInt32 = 0
+            var offset = headerLength
+            while offset < file.size {
+                let chunk = try file.read(count: min(1 << 20, file.size - offset), at: offset)
+                if chunk.isEmpty { break }
+                checksum = CRC32.checksum(chunk, seed: checksum)
+                offset += chunk.count
+            }
+            guard offset == file.size, checksum == header.payloadChecksum else {
+                return .damaged(
+                    Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
+                    identity: file.identity)
+            }
+        }
+        let payload = try file.read(count: payloadLength, at: headerLength)
+        guard payload.count == payloadLength else {
+            return .damaged(
+                Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
+                identity: file.identity)
+        }
+        return verified(header, payloadLength: payloadLength, of: file, forKey: key, schemaVersion: schemaVersion) {
+            (CRC32.checksum(payload), payload)
+        }
+    }
+
+    /// The record of an archive whose header was read: found when the header names the
+    /// collection asked for in its schema version, promises the payload length the file holds,
+    /// and the payload passes its checksum; damaged otherwise.
+    ///
+    /// - Parameter payload: the payload's checksum and bytes, asked for only once the header
+    ///   has passed its checks.
+    private static func verified(
+        _ header: consuming ArchiveHeader, payloadLength: Int, of file: FileSystem.ReadableFile, forKey key: ArchiveKey,
+        schemaVersion: Int64, payload: () -> (checksum: UInt32, bytes: Data)
+    ) -> Read {
+        if let problem = check(header, for: key, schemaVersion: schemaVersion) {
+            return .damaged(problem, identity: file.identity)
+        }
+        guard header.payloadLength == UInt64(payloadLength) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+        }
+        let (checksum, bytes) = payload()
+        guard checksum == header.payloadChecksum else {
+            return .damaged(
+                Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
+                identity: file.identity)
+        }
+        return .found(
+            ArchiveRecord(
+                payload: bytes, codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: file.modificationDate,
+                expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
+                decodedSize: header.plausibleDecodedSize, validators: header.validators),
+            identity: file.identity)
     }
 
     /// Writes `record` atomically through the temporary file `temporaryName`; the archive's
@@ -408,16 +453,11 @@ struct DiskStore: Sendable {
         var message: String
     }
 
-    /// Reads and parses the header at the start of `file`: first a prefix, then, if the fixed
-    /// part claims longer names (each within the cap), exactly the rest of the header.
-    /// The header at the start of `bytes` (an archive read whole), and its length.
-    static func parseHeader(_ bytes: Data, expecting key: ArchiveKey) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
-        bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer, expecting: key) } }
-    }
-
     /// Archives up to this size are read in one system call, header and payload together.
     static let singleReadLimit = 64 << 10
 
+    /// Reads and parses the header at the start of `file`: first a prefix, then, if the fixed
+    /// part claims longer names (each within the cap), exactly the rest of the header.
     static func readHeader(_ file: FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
         let prefix = try file.read(count: min(file.size, 4096), at: 0)
         let required: Int

@@ -222,7 +222,9 @@ struct FileSystem: Sendable {
                 close(directory)
             }
         }
-        let descriptor = openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        // `withCString` hands over the name's own bytes; passing the string converts it to a
+        // new array on every read.
+        let descriptor = path.name.withCString { openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let error = errno
             switch error {

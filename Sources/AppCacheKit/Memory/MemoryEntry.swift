@@ -100,16 +100,19 @@ struct MemoryEntry {
     /// The validation epoch in the low 31 bits, whether a read was served in the top one.
     private var epochAndReadMark: UInt32 = 0
 
-    init(archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, items: ErasedItems, isDirty: Bool, diskIdentity: FileIdentity? = nil) {
+    init(
+        archiveKey: ArchiveKey, path: CachePath, record: consuming ArchiveRecord, items: ErasedItems, isDirty: Bool,
+        diskIdentity: FileIdentity? = nil
+    ) {
         self.items = items
         cachedDate = record.cachedDate
         hitExpiry = record.isPinned ? .distantFuture : record.expiry ?? .distantFuture
-        var kept = record
-        if !isDirty { kept.payload = Data() }
-        let decoded = record.decodedSize ?? 4 * record.payload.count
+        let encodedSize = record.payload.count
+        let decoded = record.decodedSize ?? 4 * encodedSize
+        if !isDirty { record.payload = Data() }
         storedDetails = Details(
-            archiveKey: archiveKey, path: path, record: kept, isDirty: isDirty, isPinned: record.isPinned,
-            diskIdentity: diskIdentity, cost: decoded + kept.payload.count, encodedSize: record.payload.count)
+            archiveKey: archiveKey, path: path, record: record, isDirty: isDirty, isPinned: record.isPinned,
+            diskIdentity: diskIdentity, cost: decoded + (isDirty ? encodedSize : 0), encodedSize: encodedSize)
     }
 
     /// The largest validation epoch an entry holds; epochs wrap past it.
