@@ -122,30 +122,29 @@ struct DiskStore: Sendable {
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
     func value(at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil) throws(AppCacheError) -> Read {
         do throws(SystemError) {
-            let file: FileSystem.ReadableFile
             let opened = try fileSystem.openForReading(path, change: change)
             switch consume opened {
             case .missing:
                 return .missing
             case .unsafe(let what):
                 return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
-            case .file(let readable):
-                file = readable
-            }
-            guard file.size <= Self.singleReadLimit else { return try Self.largeValue(file, forKey: key, schemaVersion: schemaVersion) }
-            // A small archive in one read; header, checks and payload all from its bytes.
-            let whole = try file.read(count: file.size, at: 0)
-            return whole.withUnsafeBytes { bytes in
-                let header: ArchiveHeader
-                let headerLength: Int
-                do throws(ArchiveDefect) {
-                    (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
-                } catch {
-                    return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: file.identity)
-                }
-                let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
-                return Self.verified(header, payloadLength: payload.count, of: file, forKey: key, schemaVersion: schemaVersion) {
-                    (CRC32.checksum(payload), whole[(whole.startIndex + headerLength)...])
+            case .file(let file):
+                guard file.size <= Self.singleReadLimit else { return try Self.largeValue(file, forKey: key, schemaVersion: schemaVersion) }
+                // A small archive in one read; header, checks and payload all from its bytes.
+                let whole = try file.read(count: file.size, at: 0)
+                let facts = file.facts
+                return whole.withUnsafeBytes { bytes in
+                    let header: ArchiveHeader
+                    let headerLength: Int
+                    do throws(ArchiveDefect) {
+                        (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
+                    } catch {
+                        return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+                    }
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+                    return Self.verified(header, payloadLength: payload.count, of: facts, forKey: key, schemaVersion: schemaVersion) {
+                        (CRC32.checksum(payload), whole[(whole.startIndex + headerLength)...])
+                    }
                 }
             }
         } catch {
@@ -159,7 +158,7 @@ struct DiskStore: Sendable {
     /// before anything is allocated for its payload; a payload over
     /// ``streamingCheckThreshold`` checked against its checksum in chunks before it is read.
     private static func largeValue(
-        _ file: FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64
+        _ file: borrowing FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64
     ) throws(SystemError) -> Read {
         let header: ArchiveHeader
         let headerLength: Int
@@ -191,7 +190,7 @@ struct DiskStore: Sendable {
                 Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
                 identity: file.identity)
         }
-        return verified(header, payloadLength: payloadLength, of: file, forKey: key, schemaVersion: schemaVersion) {
+        return verified(header, payloadLength: payloadLength, of: file.facts, forKey: key, schemaVersion: schemaVersion) {
             (CRC32.checksum(payload), payload)
         }
     }
@@ -203,7 +202,7 @@ struct DiskStore: Sendable {
     /// - Parameter payload: the payload's checksum and bytes, asked for only once the header
     ///   has passed its checks.
     private static func verified(
-        _ header: consuming ArchiveHeader, payloadLength: Int, of file: FileSystem.ReadableFile, forKey key: ArchiveKey,
+        _ header: consuming ArchiveHeader, payloadLength: Int, of file: FileSystem.FileFacts, forKey key: ArchiveKey,
         schemaVersion: Int64, payload: () -> (checksum: UInt32, bytes: Data)
     ) -> Read {
         if let problem = check(header, for: key, schemaVersion: schemaVersion) {
@@ -299,7 +298,7 @@ struct DiskStore: Sendable {
     func summary(at path: CachePath) -> SummaryRead {
         do {
             let opened = try fileSystem.openForReading(path)
-            switch opened {
+            switch consume opened {
             case .missing:
                 return .missing
             case .unsafe(let what):
@@ -458,7 +457,7 @@ struct DiskStore: Sendable {
 
     /// Reads and parses the header at the start of `file`: first a prefix, then, if the fixed
     /// part claims longer names (each within the cap), exactly the rest of the header.
-    static func readHeader(_ file: FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+    static func readHeader(_ file: borrowing FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
         let prefix = try file.read(count: min(file.size, 4096), at: 0)
         let required: Int
         switch prefix.withUnsafeBytes({ buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.requiredLength(buffer) } }) {

@@ -119,7 +119,10 @@ struct FileSystem: Sendable {
     // MARK: - Reading
 
     /// A regular file opened for reading, with the facts `fstat` gave; closed when it goes.
-    final class ReadableFile {
+    ///
+    /// Noncopyable, so that it has one owner who closes it, with no object to allocate and
+    /// release on every read.
+    struct ReadableFile: ~Copyable {
         let descriptor: Int32
         /// The file's size in bytes when it was opened.
         let size: Int
@@ -130,6 +133,9 @@ struct FileSystem: Sendable {
         let number: FileNumber
         private let versionPath: String
         private let cachePath: CachePath
+
+        /// Which file this is and when it was last modified.
+        var facts: FileFacts { FileFacts(identity: identity, modificationDate: modificationDate) }
 
         /// The file's full path, for messages (made only when one is needed).
         var path: String { versionPath + "/" + cachePath.relative }
@@ -171,8 +177,14 @@ struct FileSystem: Sendable {
         }
     }
 
+    /// Which regular file was read and when it was last modified.
+    struct FileFacts {
+        var identity: FileIdentity
+        var modificationDate: Date
+    }
+
     /// What opening a file for reading found.
-    enum OpenedFile {
+    enum OpenedFile: ~Copyable {
         /// No file (or no directory) there.
         case missing
         /// Something that is not a regular file: a symbolic link (removed), a FIFO, a socket,

@@ -54,7 +54,7 @@ struct IndexJournal: Sendable {
         } catch {
             return .damaged("the journal cannot be opened: \(error)")
         }
-        switch opened {
+        switch consume opened {
         case .missing:
             return .missing
         case .unsafe(let what):
