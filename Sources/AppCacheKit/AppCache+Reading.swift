@@ -157,6 +157,38 @@ extension AppCache {
         var isPinned: Bool
     }
 
+    /// What a read made of an archive's checked payload. Not generic, so that a read costs no
+    /// generic type look-ups.
+    enum Decoded {
+        /// Past its expiry: not decoded.
+        case expired
+        /// Written with a codec this build does not know.
+        case unknownCodec(UInt16)
+        case failed(any Error)
+        /// The items, of the model type the read asked for.
+        case items(ErasedItems)
+    }
+
+    /// An archive a read found: its record (without the payload), what its payload decoded
+    /// to, and the payload's size.
+    struct ReadArchive {
+        var record: ArchiveRecord
+        var decoded: Decoded
+        var payloadSize: Int
+    }
+
+    /// The items in `payload`, unless `record` has expired or names a codec this build does
+    /// not know.
+    private func decode<Model: CacheableModel>(_ type: Model.Type, _ payload: UnsafeRawBufferPointer, of record: ArchiveRecord) -> Decoded {
+        if record.isExpired(at: configuration.now()) { return .expired }
+        guard let codec = PayloadCodec(headerValue: record.codec) else { return .unknownCodec(record.codec) }
+        do {
+            return .items(ErasedItems(try codec.decodeItems(Model.self, fromBytes: payload)))
+        } catch {
+            return .failed(error)
+        }
+    }
+
     /// Who and when a read missed memory.
     struct MissContext {
         var user: String?
@@ -221,9 +253,15 @@ extension AppCache {
         }
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
         let path = store.layout.archivePath(for: archiveKey)
+        // The payload is decoded where it was read, in the read's own buffer.
+        let read = try store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount) {
+            record, payload in
+            ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
+        }
         var record: ArchiveRecord
+        let items: ErasedItems
         let identity: FileIdentity
-        let read = try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount)
+        let payloadSize: Int
         switch consume read {
         case .missing:
             return nil
@@ -231,37 +269,37 @@ extension AppCache {
             discard(path, ifStill: identity, key: archiveKey, code: problem.code, message: problem.message)
             return nil
         case .found(let found, let foundIdentity):
-            (record, identity) = (found, foundIdentity)
-        }
-        if record.isExpired(at: configuration.now()) {
-            try removeArchive(at: path, ifStill: identity, key: archiveKey)
-            return nil
-        }
-        guard let codec = PayloadCodec(headerValue: record.codec) else {
-            discard(
-                path, ifStill: identity, key: archiveKey, code: .corruptArchive,
-                message: "The archive was written with payload codec \(record.codec), which this build cannot read.")
-            return nil
-        }
-        let items: [Model]
-        do {
-            items = try codec.decodeItems(Model.self, from: record.payload)
-        } catch {
-            discard(
-                path, ifStill: identity, key: archiveKey, code: .decodingFailed,
-                message: "The archive could not be decoded as \(Model.self).", cause: error)
-            return nil
+            identity = foundIdentity
+            switch found.decoded {
+            case .expired:
+                try removeArchive(at: path, ifStill: identity, key: archiveKey)
+                return nil
+            case .unknownCodec(let number):
+                discard(
+                    path, ifStill: identity, key: archiveKey, code: .corruptArchive,
+                    message: "The archive was written with payload codec \(number), which this build cannot read.")
+                return nil
+            case .failed(let error):
+                discard(
+                    path, ifStill: identity, key: archiveKey, code: .decodingFailed,
+                    message: "The archive could not be decoded as \(Model.self).", cause: error)
+                return nil
+            case .items(let decoded):
+                (record, items, payloadSize) = (found.record, decoded, found.payloadSize)
+            }
         }
         recordUse(of: path)
         if record.decodedSize == nil {
             // An archive of format 1 does not say what its items take in memory: measure it as
             // a write would, so the memory limit counts it truly.
-            record.decodedSize = (try? BinaryPayloadEncoder.encode(items))?.decodedSize
+            record.decodedSize = (try? BinaryPayloadEncoder.encode(items.items(as: Model.self)))?.decodedSize
         }
         let loaded = LoadedCollection(
-            items: items, cachedDate: record.cachedDate, fromDisk: true, validators: record.validators, isPinned: record.isPinned)
+            items: items.items(as: Model.self), cachedDate: record.cachedDate, fromDisk: true, validators: record.validators,
+            isPinned: record.isPinned)
         var entry: MemoryEntry? = MemoryEntry(
-            archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: false, diskIdentity: identity)
+            archiveKey: archiveKey, path: path, record: record, items: items, isDirty: false, diskIdentity: identity,
+            encodedSize: payloadSize)
         entry?.epoch = context.epoch
         let spills = state.withLock {
             $0.memory.storeLoaded(

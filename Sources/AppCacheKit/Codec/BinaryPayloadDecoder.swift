@@ -133,25 +133,29 @@ final class BinaryPayloadDecoder: Decoder {
     /// Decodes a collection of `Model` from `payload`: the same as decoding `[Model]`, with its
     /// storage reserved at once (the count is checked against the bytes first).
     static func decodeItems<Model: Decodable>(_ type: Model.Type, from payload: Data) throws -> [Model] {
-        try payload.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { throw corrupted(.truncated) }
-            let decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
-            return try withExtendedLifetime(decoder) {
-                var container = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: 0)
-                guard let count = container.reservableCount else {
-                    // Elements under 4 bytes each, or a count claiming more than the bytes
-                    // hold: no reservation; a false count fails when the elements run out.
-                    var items: [Model] = []
-                    while !container.isAtEnd { items.append(try container.decode(Model.self)) }
-                    return items
-                }
-                // Built in place: appending to a generic array looks its type up every time.
-                return try [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
-                    guard let base = buffer.baseAddress else { return }
-                    while initialized < count {
-                        (base + initialized).initialize(to: try container.decode(Model.self))
-                        initialized += 1
-                    }
+        try payload.withUnsafeBytes { raw in try decodeItems(Model.self, from: raw) }
+    }
+
+    /// ``decodeItems(_:from:)`` of bytes the caller holds (an archive's payload in its read
+    /// buffer).
+    static func decodeItems<Model: Decodable>(_ type: Model.Type, from raw: UnsafeRawBufferPointer) throws -> [Model] {
+        guard let base = raw.baseAddress else { throw corrupted(.truncated) }
+        let decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
+        return try withExtendedLifetime(decoder) {
+            var container = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: 0)
+            guard let count = container.reservableCount else {
+                // Elements under 4 bytes each, or a count claiming more than the bytes
+                // hold: no reservation; a false count fails when the elements run out.
+                var items: [Model] = []
+                while !container.isAtEnd { items.append(try container.decode(Model.self)) }
+                return items
+            }
+            // Built in place: appending to a generic array looks its type up every time.
+            return try [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                while initialized < count {
+                    (base + initialized).initialize(to: try container.decode(Model.self))
+                    initialized += 1
                 }
             }
         }

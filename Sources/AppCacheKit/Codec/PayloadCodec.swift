@@ -70,6 +70,15 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// ``decodeItems(_:from:)`` of bytes lent for the call (an archive's payload in its read
+    /// buffer): the binary codec reads them where they are.
+    func decodeItems<Model: Decodable>(_ type: Model.Type, fromBytes bytes: UnsafeRawBufferPointer) throws -> [Model] {
+        switch self {
+        case .json: try JSONDecoder().decode([Model].self, from: Data(bytes))
+        case .binary: try BinaryPayloadDecoder.decodeItems(Model.self, from: bytes)
+        }
+    }
+
     /// The number an archive header stores for this codec (format 2, byte 6): part of the file
     /// format, never renumbered.
     var headerValue: UInt16 {

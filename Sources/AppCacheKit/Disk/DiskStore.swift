@@ -102,25 +102,46 @@ struct DiskStore: Sendable {
     }
 
     /// What a read of an archive found.
-    enum Read {
+    enum Read<Found> {
         case missing
-        /// The archive, and which file it was read from.
-        case found(ArchiveRecord, identity: FileIdentity)
+        /// What the reader made of the archive, and which file it was read from.
+        case found(Found, identity: FileIdentity)
         /// A file that cannot be trusted: the problem, and which file it was (`nil` when it was
         /// not a regular file).
         case damaged(Problem, identity: FileIdentity?)
     }
 
-    /// The stored collection for `key` at `path`.
+    /// The stored collection for `key` at `path`, its payload copied into the record.
     ///
-    /// A small archive (up to ``singleReadLimit``) is read whole in one system call; a larger
-    /// one header first, checked (names within their cap, the payload length equal to what the
-    /// file holds) before anything is allocated for its payload.
+    /// - Parameter change: as for ``read(at:forKey:schemaVersion:change:_:)``.
+    /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
+    func value(
+        at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil
+    ) throws(AppCacheError) -> Read<ArchiveRecord> {
+        try read(at: path, forKey: key, schemaVersion: schemaVersion, change: change) { record, payload in
+            var whole = record
+            whole.payload = Data(payload)
+            return whole
+        }
+    }
+
+    /// Reads the stored collection for `key` at `path` and hands its record (without the
+    /// payload) and its checked payload bytes to `use`, which may read the bytes during the
+    /// call only.
+    ///
+    /// A small archive (up to ``singleReadLimit``) is read whole in one system call into a
+    /// buffer that lives for the call; a larger one header first, checked (names within their
+    /// cap, the payload length equal to what the file holds) before anything is allocated for
+    /// its payload. `use` is called only for an archive of `key` in `schemaVersion` whose
+    /// payload passed its checksum.
     ///
     /// - Parameter change: the disk's change count the read started at, if known: the user
     ///   directory may then be one held open (see ``DirectoryCache``).
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
-    func value(at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil) throws(AppCacheError) -> Read {
+    func read<Found>(
+        at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil,
+        _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) throws(AppCacheError) -> Read<Found> {
         do throws(SystemError) {
             let opened = try fileSystem.openForReading(path, change: change)
             switch consume opened {
@@ -129,11 +150,12 @@ struct DiskStore: Sendable {
             case .unsafe(let what):
                 return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
             case .file(let file):
-                guard file.size <= Self.singleReadLimit else { return try Self.largeValue(file, forKey: key, schemaVersion: schemaVersion) }
+                guard file.size <= Self.singleReadLimit else {
+                    return try Self.readLarge(file, forKey: key, schemaVersion: schemaVersion, use)
+                }
                 // A small archive in one read; header, checks and payload all from its bytes.
-                let whole = try file.read(count: file.size, at: 0)
                 let facts = file.facts
-                return whole.withUnsafeBytes { bytes in
+                return try file.withContents { bytes in
                     let header: ArchiveHeader
                     let headerLength: Int
                     do throws(ArchiveDefect) {
@@ -141,10 +163,9 @@ struct DiskStore: Sendable {
                     } catch {
                         return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
                     }
-                    let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
-                    return Self.verified(header, payloadLength: payload.count, of: facts, forKey: key, schemaVersion: schemaVersion) {
-                        (CRC32.checksum(payload), whole[(whole.startIndex + headerLength)...])
-                    }
+                    return Self.verified(
+                        header, payload: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]), of: facts, forKey: key,
+                        schemaVersion: schemaVersion, use)
                 }
             }
         } catch {
@@ -154,12 +175,14 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// The archive in `file`, too large to read whole at once: its header first, checked
-    /// before anything is allocated for its payload; a payload over
-    /// ``streamingCheckThreshold`` checked against its checksum in chunks before it is read.
-    private static func largeValue(
-        _ file: borrowing FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64
-    ) throws(SystemError) -> Read {
+    /// ``read(at:forKey:schemaVersion:change:_:)`` of an archive too large to read whole at
+    /// once: its header first, checked before anything is allocated for its payload; a payload
+    /// over ``streamingCheckThreshold`` checked against its checksum in chunks before it is
+    /// read.
+    private static func readLarge<Found>(
+        _ file: borrowing FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64,
+        _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) throws(SystemError) -> Read<Found> {
         let header: ArchiveHeader
         let headerLength: Int
         switch try readHeader(file) {
@@ -190,40 +213,36 @@ struct DiskStore: Sendable {
                 Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
                 identity: file.identity)
         }
-        return verified(header, payloadLength: payloadLength, of: file.facts, forKey: key, schemaVersion: schemaVersion) {
-            (CRC32.checksum(payload), payload)
+        let facts = file.facts
+        return payload.withUnsafeBytes { bytes in
+            verified(header, payload: bytes, of: facts, forKey: key, schemaVersion: schemaVersion, use)
         }
     }
 
-    /// The record of an archive whose header was read: found when the header names the
-    /// collection asked for in its schema version, promises the payload length the file holds,
-    /// and the payload passes its checksum; damaged otherwise.
-    ///
-    /// - Parameter payload: the payload's checksum and bytes, asked for only once the header
-    ///   has passed its checks.
-    private static func verified(
-        _ header: consuming ArchiveHeader, payloadLength: Int, of file: FileSystem.FileFacts, forKey key: ArchiveKey,
-        schemaVersion: Int64, payload: () -> (checksum: UInt32, bytes: Data)
-    ) -> Read {
+    /// What `use` makes of an archive whose header was read: called when the header names the
+    /// collection asked for in its schema version and promises the payload length the file
+    /// holds, and the payload passes its checksum; damaged otherwise.
+    private static func verified<Found>(
+        _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileSystem.FileFacts,
+        forKey key: ArchiveKey, schemaVersion: Int64, _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) -> Read<Found> {
         if let problem = check(header, for: key, schemaVersion: schemaVersion) {
             return .damaged(problem, identity: file.identity)
         }
-        guard header.payloadLength == UInt64(payloadLength) else {
-            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
+        guard header.payloadLength == UInt64(payload.count) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payload.count)
             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
         }
-        let (checksum, bytes) = payload()
-        guard checksum == header.payloadChecksum else {
+        guard CRC32.checksum(payload) == header.payloadChecksum else {
             return .damaged(
                 Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
                 identity: file.identity)
         }
-        return .found(
-            ArchiveRecord(
-                payload: bytes, codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: file.modificationDate,
-                expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
-                decodedSize: header.plausibleDecodedSize, validators: header.validators),
-            identity: file.identity)
+        let record = ArchiveRecord(
+            payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: file.modificationDate,
+            expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
+            decodedSize: header.plausibleDecodedSize, validators: header.validators)
+        return .found(use(record, payload), identity: file.identity)
     }
 
     /// Writes `record` atomically through the temporary file `temporaryName`; the archive's

@@ -156,20 +156,37 @@ struct FileSystem: Sendable {
         /// Reads `count` bytes at `offset`, or fewer when the file ends first.
         func read(count: Int, at offset: Int) throws(SystemError) -> Data {
             var bytes = Data(count: count)
-            let filled = bytes.withUnsafeMutableBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return 0 }
-                var filled = 0
-                while filled < buffer.count {
-                    let got = pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
-                    if got < 0 && errno == EINTR { continue }
-                    if got <= 0 { return got < 0 ? -1 : filled }
-                    filled += got
-                }
-                return filled
-            }
+            let filled = bytes.withUnsafeMutableBytes { fill($0, at: offset) }
             guard filled >= 0 else { throw .last("read", path) }
             if filled < count { bytes.removeSubrange(filled...) }
             return bytes
+        }
+
+        /// Calls `body` with the file's bytes from its start, as many as it holds up to
+        /// ``size``, read into a buffer that lives for the call only: no `Data` is made, zeroed
+        /// or released, which is a good part of reading a small file.
+        func withContents<Value>(_ body: (UnsafeRawBufferPointer) -> Value) throws(SystemError) -> Value {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+            defer { buffer.deallocate() }
+            let filled = fill(buffer, at: 0)
+            guard filled >= 0 else { throw .last("read", path) }
+            return body(UnsafeRawBufferPointer(rebasing: buffer[..<filled]))
+        }
+
+        /// Fills `buffer` from `offset`, retrying interrupted reads.
+        ///
+        /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error
+        ///   (`errno` says which).
+        private func fill(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+            guard let base = buffer.baseAddress else { return 0 }
+            var filled = 0
+            while filled < buffer.count {
+                let got = pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
+                if got < 0 && errno == EINTR { continue }
+                if got <= 0 { return got < 0 ? -1 : filled }
+                filled += got
+            }
+            return filled
         }
 
         deinit {

@@ -100,14 +100,16 @@ struct MemoryEntry {
     /// The validation epoch in the low 31 bits, whether a read was served in the top one.
     private var epochAndReadMark: UInt32 = 0
 
+    /// - Parameter encodedSize: the size of the items' payload when `record` does not hold it
+    ///   (a clean collection read from its archive); `nil`: the record's payload's.
     init(
         archiveKey: ArchiveKey, path: CachePath, record: consuming ArchiveRecord, items: ErasedItems, isDirty: Bool,
-        diskIdentity: FileIdentity? = nil
+        diskIdentity: FileIdentity? = nil, encodedSize: Int? = nil
     ) {
         self.items = items
         cachedDate = record.cachedDate
         hitExpiry = record.isPinned ? .distantFuture : record.expiry ?? .distantFuture
-        let encodedSize = record.payload.count
+        let encodedSize = encodedSize ?? record.payload.count
         let decoded = record.decodedSize ?? 4 * encodedSize
         if !isDirty { record.payload = Data() }
         storedDetails = Details(
