@@ -41,6 +41,43 @@ struct MemoryStoreTests {
         #expect(clean.cost == 100 && !clean.hasPayload && clean.encodedSize == 40)
     }
 
+    /// A collection read from disk keeps no payload but knows how large it was; memory counts
+    /// its decoded items only.
+    @Test func aCleanEntryReadFromDiskKnowsItsPayloadSize() {
+        let record = ArchiveRecord(payload: Data(), codec: 2, schemaVersion: 1, cachedDate: Date(), decodedSize: 100)
+        let entry = MemoryEntry(
+            archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "r"), path: CachePath(directory: "shared", name: "r.archive"),
+            record: record, items: ErasedItems([Int]()), isDirty: false, encodedSize: 40)
+        #expect(entry.cost == 100 && entry.encodedSize == 40 && !entry.hasPayload)
+    }
+
+    /// A read that misses looks again before going to disk, and that look may skip its hash:
+    /// but a key stored since (by a write or by another read's load) is always found, and a
+    /// key never stored is never found.
+    @Test func aKeyMissedAndThenStoredIsFound() {
+        var memory = MemoryStore(byteLimit: 1000, entryLimit: 10)
+        #expect(memory.hit(key("a")) == nil && memory.peek(key("a")) == nil)
+        _ = memory.storeLoaded(entry("a", dirty: false), for: key("a"), ifUnchangedSince: memory.mutations)
+        #expect(memory.peek(key("a")) != nil)
+        #expect(memory.hit(key("b")) == nil)
+        _ = memory.store(entry("b"), for: key("b"))
+        #expect(memory.peek(key("b")) != nil)
+        #expect(memory.hit(key("c")) == nil)
+        _ = memory.store(entry("d"), for: key("d"))
+        #expect(memory.peek(key("c")) == nil && memory.peek(key("d")) != nil)
+        // A load refused because memory changed during the read stores nothing.
+        #expect(memory.hit(key("e")) == nil)
+        _ = memory.storeLoaded(entry("e", dirty: false), for: key("e"), ifUnchangedSince: memory.mutations - 1)
+        #expect(memory.peek(key("e")) == nil)
+        // The same name under another user or model type is another key.
+        #expect(memory.hit(key("f", user: 1)) == nil)
+        _ = memory.store(entry("f"), for: key("f"))
+        #expect(memory.peek(key("f")) != nil && memory.peek(key("f", user: 1)) == nil)
+        #expect(memory.hit(key("g", type: OtherType.self)) == nil)
+        #expect(memory.peek(key("g")) == nil)
+        memory._checkInvariants()
+    }
+
     /// An entry copied out of the cache's lock (as every read does) is a value: what the
     /// store changes afterwards in its own copy (clean, numbered, checked against a file) never
     /// shows in the copy already handed out, and the other way round.

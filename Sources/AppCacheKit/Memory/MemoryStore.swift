@@ -27,6 +27,11 @@ struct MemoryStore {
     /// The dirty entries still in the LRU order, so a flush visits only them.
     private var lruDirtyKeys: Set<MemoryKey> = []
     private var lastGeneration: UInt64 = 0
+    /// The key a hit missed last, while no entry has been stored since: no entry has it (only
+    /// ``store(_:for:)`` and ``storeLoaded(_:for:ifUnchangedSince:)`` add keys, and both clear
+    /// it). A read that misses looks again before it goes to disk, and this spares that look
+    /// its hash (see ``peek(_:)``).
+    private var lastMiss: MemoryKey?
 
     /// Counts every change to what a key could read from disk; a collection loaded from disk
     /// is only kept if nothing changed while it was being read.
@@ -87,6 +92,7 @@ struct MemoryStore {
                 return answer(&entry)
             }
             misses += 1
+            lastMiss = key
             return nil
         }
     }
@@ -128,8 +134,12 @@ struct MemoryStore {
     }
 
     /// The entry for `key`, without touching the order or the counters.
+    ///
+    /// A key a hit has just missed is answered without hashing it, while nothing has been
+    /// stored since: a read that misses looks again before it goes to disk.
     func peek(_ key: MemoryKey) -> MemoryEntry? {
-        lru.peekValue(forKey: key) ?? detached[key]
+        if let lastMiss, lastMiss == key { return nil }
+        return lru.peekValue(forKey: key) ?? detached[key]
     }
 
     /// The key of the entry holding `archiveKey`, of whatever model type.
@@ -147,6 +157,7 @@ struct MemoryStore {
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
     mutating func store(_ entry: consuming MemoryEntry, for key: MemoryKey) -> [MemoryKey] {
         typealias Facts = (cost: Int, isDirty: Bool)
+        lastMiss = nil
         number(&entry)
         let epoch = epoch
         entry.epoch = epoch
@@ -183,6 +194,7 @@ struct MemoryStore {
     /// - Returns: the keys of dirty entries evicted to make room.
     mutating func storeLoaded(_ entry: consuming MemoryEntry, for key: MemoryKey, ifUnchangedSince mutations: UInt64) -> [MemoryKey] {
         guard mutations == self.mutations else { return [] }
+        lastMiss = nil
         // One hash of the archive key: claim it, and give it back if it had an owner.
         if let owner = owners.updateValue(key, forKey: entry.archiveKey) {
             owners[entry.archiveKey] = owner
