@@ -11,7 +11,7 @@ extension AppCache {
         guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return }
         try withDiskWrites { book in
             let archiveKey = state.withLock { state in
-                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                let archiveKey = ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)
                 state.memory.remove(archiveKey)
                 return archiveKey
             }
@@ -91,7 +91,7 @@ extension AppCache {
         try Self.checkKey(key, cacheName: info.cacheName)
         let failure = try withDiskWrites { book -> AppCacheError? in
             let (archiveKey, held) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
-                let archiveKey = ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)
+                let archiveKey = ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)
                 guard let owner = state.memory.owner(of: archiveKey), let entry = state.memory.peek(owner) else { return (archiveKey, nil) }
                 return (archiveKey, (owner, entry))
             }

@@ -65,10 +65,10 @@ extension AppCache {
         var user: String?
         let entry = checkedEntry { state in
             user = state.user
-            return state.memory.owner(of: ArchiveKey(user: state.user, cacheName: info.cacheName, key: key))
+            return state.memory.owner(of: ArchiveKey(seed: info.archiveSeed, user: state.user, key: key))
         }
         if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
-        let archiveKey = ArchiveKey(user: user, cacheName: info.cacheName, key: key)
+        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: user, key: key)
         guard let archive = store.summary(at: store.layout.archivePath(for: archiveKey), forKey: archiveKey) else { return nil }
         return archive.record.isExpired(at: now) ? nil : archive.cachedDate
     }
@@ -129,7 +129,7 @@ extension AppCache {
             return MemoryKey(type: id, key: key, user: state.userSlot)
         }
         guard let context else { return nil }
-        let archiveKey = ArchiveKey(user: context.user, cacheName: info.cacheName, key: key)
+        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: context.user, key: key)
         if let (memoryKey, entry) = found {
             let hit = MemoryHit(entry)
             guard hit.expires, hit.expiry <= configuration.now() else {

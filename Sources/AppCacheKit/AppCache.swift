@@ -106,8 +106,11 @@ public final class AppCache: Sendable {
     /// What the cache needs to know of a model type, resolved once: `cacheName` may be slow
     /// (the default interpolates the type's name).
     struct TypeInfo {
-        var cacheName: String
+        /// The type's cache name, ready to make its archive keys.
+        var archiveSeed: ArchiveKey.Seed
         var threshold: Duration
+
+        var cacheName: String { archiveSeed.cacheName }
     }
 
     /// Opens the cache: checks the configuration, creates the root and the version directory,
@@ -299,7 +302,7 @@ public final class AppCache: Sendable {
         let writeThrough = configuration.writeBackDelay == .zero
 
         func entry(for user: String?) -> MemoryEntry {
-            let archiveKey = ArchiveKey(user: user, cacheName: info.cacheName, key: key)
+            let archiveKey = ArchiveKey(seed: info.archiveSeed, user: user, key: key)
             return MemoryEntry(
                 archiveKey: archiveKey, path: store.layout.archivePath(for: archiveKey), record: record,
                 items: ErasedItems(items), isDirty: !writeThrough)
@@ -371,7 +374,7 @@ public final class AppCache: Sendable {
         let cacheName = Model.cacheName
         precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
         precondition(cacheName.utf8.count <= ArchiveHeader.maximumNameLength, "CacheableModel.cacheName of \(Model.self) is too long")
-        let info = TypeInfo(cacheName: cacheName, threshold: configuration.stalenessThreshold(for: Model.self))
+        let info = TypeInfo(archiveSeed: ArchiveKey.Seed(cacheName: cacheName), threshold: configuration.stalenessThreshold(for: Model.self))
         state.withLock { $0.types[id] = info }
         return info
     }

@@ -83,14 +83,34 @@ struct ArchiveKey: Hashable, Sendable {
     private let hash: Int
 
     init(user: String?, cacheName: String, key: String?) {
+        self.init(seed: Seed(cacheName: cacheName), user: user, key: key)
+    }
+
+    /// The key of `user`'s collection under `key` of the cache name `seed` was made for,
+    /// hashing the user and the key only.
+    init(seed: Seed, user: String?, key: String?) {
         self.user = user
-        self.cacheName = cacheName
+        cacheName = seed.cacheName
         self.key = key
-        var hasher = Hasher()
+        var hasher = seed.hasher
         hasher.combine(user)
-        hasher.combine(cacheName)
         hasher.combine(key)
         hash = hasher.finalize()
+    }
+
+    /// A cache name with its part of the keys' hash: kept with a model type, so that making
+    /// one of its keys hashes just the user and the key.
+    struct Seed: @unchecked Sendable {
+        let cacheName: String
+        /// Has combined `cacheName`, and nothing else.
+        fileprivate let hasher: Hasher
+
+        init(cacheName: String) {
+            self.cacheName = cacheName
+            var hasher = Hasher()
+            hasher.combine(cacheName)
+            self.hasher = hasher
+        }
     }
 
     static func == (lhs: ArchiveKey, rhs: ArchiveKey) -> Bool {

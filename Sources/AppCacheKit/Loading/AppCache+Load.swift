@@ -152,7 +152,7 @@ extension AppCache {
         var found: (items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool)?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             let facts = state.withLock { state -> (CacheValidators?, Bool)? in
-                guard let owner = state.memory.owner(of: ArchiveKey(user: state.user, cacheName: info.cacheName, key: key)),
+                guard let owner = state.memory.owner(of: ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)),
                     let entry = state.memory.peek(owner)
                 else { return nil }
                 return (entry.record.validators, entry.isPinned)
@@ -219,7 +219,7 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the archive's date cannot be set.
     func restamp<Model: CacheableModel>(_ type: Model.Type, key: String?, session: CacheSession) throws -> Restamp {
         let info = typeInfo(Model.self)
-        let archiveKey = ArchiveKey(user: session.user, cacheName: info.cacheName, key: key)
+        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: session.user, key: key)
         let now = configuration.now()
         return try withDiskWrites { book -> Restamp in
             let (holds, isCurrent, held) = state.withLock { state -> (Bool, Bool, MemoryEntry?) in
