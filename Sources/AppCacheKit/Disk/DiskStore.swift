@@ -19,10 +19,11 @@ struct ArchiveRecord: Sendable {
     /// The HTTP validators stored with the items; `nil` for none.
     var validators: CacheValidators? = nil
 
-    /// Whether the items must no longer be returned at `now`.
-    func isExpired(at now: Date) -> Bool {
+    /// Whether the items must no longer be returned at `now` (read only when an expiry
+    /// applies: most collections have none, and a read of the clock is not free).
+    func isExpired(at now: @autoclosure () -> Date) -> Bool {
         guard let expiry, !isPinned else { return false }
-        return expiry <= now
+        return expiry <= now()
     }
 }
 
