@@ -57,6 +57,8 @@ public final class AppCache: Sendable {
         var userSlots: [String?: Int]
         var memory: MemoryStore
         var types: [ObjectIdentifier: TypeInfo] = [:]
+        /// The type looked up last: reads of one type in a row find it without hashing.
+        var lastType: (id: ObjectIdentifier, info: TypeInfo)?
         var writeBackScheduled = false
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
@@ -369,7 +371,13 @@ public final class AppCache: Sendable {
 
     func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {
         let id = ObjectIdentifier(Model.self)
-        if let info = state.withLock({ $0.types[id] }) { return info }
+        let known = state.withLock { state -> TypeInfo? in
+            if let last = state.lastType, last.id == id { return last.info }
+            guard let info = state.types[id] else { return nil }
+            state.lastType = (id, info)
+            return info
+        }
+        if let known { return known }
         // Resolved outside the lock: `cacheName` is the app's code.
         let cacheName = Model.cacheName
         precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
