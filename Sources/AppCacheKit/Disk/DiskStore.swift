@@ -193,7 +193,13 @@ struct DiskStore: Sendable {
         }
         let payloadLength = file.size - headerLength
         if let problem = check(header, for: key, schemaVersion: schemaVersion) { return .damaged(problem, identity: file.identity) }
-        if payloadLength > streamingCheckThreshold, header.payloadLength == UInt64(payloadLength) {
+        // Nothing is allocated for a payload the header does not promise: a huge file behind a
+        // valid header costs no memory.
+        guard header.payloadLength == UInt64(payloadLength) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+        }
+        if payloadLength > streamingCheckThreshold {
             var checksum: UInt32 = 0
             var offset = headerLength
             while offset < file.size {

@@ -172,3 +172,18 @@ func residentBytes() -> Int {
     return 0
     #endif
 }
+
+/// The most memory the process has held resident since it started (0 where the platform does
+/// not say cheaply): catches an allocation that came and went between two readings of
+/// ``residentBytes()``.
+func peakResidentBytes() -> Int {
+    #if os(Linux)
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return kilobytes * 1024
+    #else
+    return 0
+    #endif
+}
