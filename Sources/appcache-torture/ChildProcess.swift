@@ -85,6 +85,21 @@ func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+/// The most memory this process has held resident since it started, in bytes, or `nil`
+/// where it cannot be read: catches an allocation that came and went between two readings of
+/// ``residentBytes()``.
+func peakResidentBytes() -> Int? {
+    #if os(Linux)
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return nil }
+    return kilobytes * 1024
+    #else
+    return nil
+    #endif
+}
+
 /// This process's resident memory in bytes, or `nil` where it cannot be read.
 func residentBytes() -> Int? {
     #if os(Linux)

@@ -16,7 +16,7 @@ struct HostileMode {
         "symlink-archive", "symlink-user-directory", "symlink-journal", "symlink-lock", "symlink-version", "symlink-temporary",
         "fifo-archive", "fifo-journal", "fifo-lock", "fifo-temporary", "socket-archive", "directory-archive",
         "journal-escape", "journal-overflow", "journal-garbage", "journal-long-line", "huge-archive", "huge-journal",
-        "truncated-archives", "awkward-names", "growth",
+        "huge-intact-archive", "truncated-archives", "awkward-names", "growth",
     ]
 
     let base: URL
@@ -108,6 +108,12 @@ struct HostileScenario {
             try Data(repeating: UInt8(ascii: "S"), count: 10 << 20).write(to: URL(filePath: versionPath + "/.index"))
         case "huge-archive": try sparse(archive, size: 3 << 30)
         case "huge-journal": try sparse(versionPath + "/.index", size: 3 << 30)
+        case "huge-intact-archive":
+            // The collection's own archive, its header intact, made 3 GB long (sparse): only
+            // the payload length the header promises gives it away.
+            let handle = try FileHandle(forWritingTo: URL(filePath: archive))
+            try handle.truncate(atOffset: 3 << 30)
+            try handle.close()
         case "truncated-archives":
             for (number, path) in try CacheRootListing.read(root: root).archives.map(\.path).enumerated() {
                 let bytes = try Data(contentsOf: URL(filePath: path))
@@ -133,6 +139,7 @@ struct HostileScenario {
         func api(_ name: String, _ body: () throws -> Void) {
             emit("API \(name)")
             let before = residentBytes()
+            let peakBefore = peakResidentBytes()
             do {
                 try body()
             } catch let error as AppCacheError {
@@ -145,6 +152,10 @@ struct HostileScenario {
                 let grown = after - before
                 emit("FIGURE \(name): resident memory \(grown >= 0 ? "+" : "")\(grown / 1024) KiB")
                 if grown > 1 << 20 { emit("VIOLATION \(name) grew resident memory by \(grown / 1024) KiB") }
+            }
+            // A huge allocation freed before the call returned shows in the peak alone.
+            if measureMemory, let peakBefore, let peakAfter = peakResidentBytes(), peakAfter - peakBefore > 16 << 20 {
+                emit("VIOLATION \(name) held \((peakAfter - peakBefore) >> 20) MiB more at its peak than before")
             }
         }
         func check(_ items: [TortureItem]?, _ user: String, _ key: String) {
