@@ -262,7 +262,7 @@ extension AppCache {
         let items: ErasedItems
         let identity: FileIdentity
         let payloadSize: Int
-        switch consume read {
+        switch read {
         case .missing:
             return nil
         case .damaged(let problem, let identity):

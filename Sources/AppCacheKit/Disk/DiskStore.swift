@@ -144,29 +144,30 @@ struct DiskStore: Sendable {
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(AppCacheError) -> Read<Found> {
         do throws(SystemError) {
-            let opened = try fileSystem.openForReading(path, change: change)
-            switch consume opened {
-            case .missing:
-                return .missing
-            case .unsafe(let what):
-                return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
-            case .file(let file):
-                guard file.size <= Self.singleReadLimit else {
-                    return try Self.readLarge(file, forKey: key, schemaVersion: schemaVersion, use)
-                }
-                // A small archive in one read; header, checks and payload all from its bytes.
-                let facts = file.facts
-                return try file.withContents { bytes in
-                    let header: ArchiveHeader
-                    let headerLength: Int
-                    do throws(ArchiveDefect) {
-                        (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
-                    } catch {
-                        return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+            return try fileSystem.withFileForReading(path, change: change) { opened throws(SystemError) -> Read<Found> in
+                switch opened {
+                case .missing:
+                    return .missing
+                case .unsafe(let what):
+                    return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
+                case .file(let file):
+                    guard file.size <= Self.singleReadLimit else {
+                        return try Self.readLarge(file, forKey: key, schemaVersion: schemaVersion, use)
                     }
-                    return Self.verified(
-                        header, payload: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]), of: facts, forKey: key,
-                        schemaVersion: schemaVersion, use)
+                    // A small archive in one read; header, checks and payload all from its bytes.
+                    let facts = file.facts
+                    return try file.withContents { bytes in
+                        let header: ArchiveHeader
+                        let headerLength: Int
+                        do throws(ArchiveDefect) {
+                            (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
+                        } catch {
+                            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+                        }
+                        return Self.verified(
+                            header, payload: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]), of: facts, forKey: key,
+                            schemaVersion: schemaVersion, use)
+                    }
                 }
             }
         } catch {
@@ -181,7 +182,7 @@ struct DiskStore: Sendable {
     /// over ``streamingCheckThreshold`` checked against its checksum in chunks before it is
     /// read.
     private static func readLarge<Found>(
-        _ file: borrowing FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64,
+        _ file: FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(SystemError) -> Read<Found> {
         let header: ArchiveHeader
@@ -323,22 +324,23 @@ struct DiskStore: Sendable {
     /// payload. Costs at most a few hundred kilobytes, whatever the file.
     func summary(at path: CachePath) -> SummaryRead {
         do {
-            let opened = try fileSystem.openForReading(path)
-            switch consume opened {
-            case .missing:
-                return .missing
-            case .unsafe(let what):
-                return .unreadable(what, size: nil)
-            case .file(let file):
-                switch try Self.readHeader(file) {
-                case .success(let (header, headerLength)):
-                    guard header.payloadLength == UInt64(file.size - headerLength) else {
-                        let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: file.size - headerLength)
+            return try fileSystem.withFileForReading(path) { opened throws(SystemError) -> SummaryRead in
+                switch opened {
+                case .missing:
+                    return .missing
+                case .unsafe(let what):
+                    return .unreadable(what, size: nil)
+                case .file(let file):
+                    switch try Self.readHeader(file) {
+                    case .success(let (header, headerLength)):
+                        guard header.payloadLength == UInt64(file.size - headerLength) else {
+                            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: file.size - headerLength)
+                            return .unreadable("\(defect)", size: file.size)
+                        }
+                        return .summary(Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity))
+                    case .failure(let defect):
                         return .unreadable("\(defect)", size: file.size)
                     }
-                    return .summary(Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity))
-                case .failure(let defect):
-                    return .unreadable("\(defect)", size: file.size)
                 }
             }
         } catch {
@@ -483,7 +485,7 @@ struct DiskStore: Sendable {
 
     /// Reads and parses the header at the start of `file`: first a prefix, then, if the fixed
     /// part claims longer names (each within the cap), exactly the rest of the header.
-    static func readHeader(_ file: borrowing FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+    static func readHeader(_ file: FileSystem.ReadableFile) throws(SystemError) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
         let prefix = try file.read(count: min(file.size, 4096), at: 0)
         let required: Int
         switch prefix.withUnsafeBytes({ buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.requiredLength(buffer) } }) {

@@ -118,11 +118,11 @@ struct FileSystem: Sendable {
 
     // MARK: - Reading
 
-    /// A regular file opened for reading, with the facts `fstat` gave; closed when it goes.
+    /// A regular file opened for reading, with the facts `fstat` gave.
     ///
-    /// Noncopyable, so that it has one owner who closes it, with no object to allocate and
-    /// release on every read.
-    struct ReadableFile: ~Copyable {
+    /// Valid only inside the body of ``withFileForReading(_:change:_:)``, which closes it when
+    /// the body returns: a value, so that a read allocates no object to close it.
+    struct ReadableFile {
         let descriptor: Int32
         /// The file's size in bytes when it was opened.
         let size: Int
@@ -188,10 +188,6 @@ struct FileSystem: Sendable {
             }
             return filled
         }
-
-        deinit {
-            close(descriptor)
-        }
     }
 
     /// Which regular file was read and when it was last modified.
@@ -201,7 +197,7 @@ struct FileSystem: Sendable {
     }
 
     /// What opening a file for reading found.
-    enum OpenedFile: ~Copyable {
+    enum OpenedFile {
         /// No file (or no directory) there.
         case missing
         /// Something that is not a regular file: a symbolic link (removed), a FIFO, a socket,
@@ -217,12 +213,25 @@ struct FileSystem: Sendable {
     /// reported, and the answer is `.unsafe`. Anything else that is not a regular file is
     /// `.unsafe` and left alone (the caller decides).
     ///
-    /// - Throws: `SystemError` when the file exists but cannot be opened or examined.
+    /// - Throws: `SystemError` when the file exists but cannot be opened or examined, or what
+    ///   `body` throws.
     ///
     /// - Parameter change: the disk's change count (``ProcessCoordinator/changeCount``) the read
     ///   started at, when the caller knows it: the user directory may then come from
     ///   ``directories``, held open since an earlier read at the same count.
-    func openForReading(_ path: CachePath, change: UInt64? = nil) throws(SystemError) -> OpenedFile {
+    /// - Parameter body: reads the file; it is closed when `body` returns.
+    func withFileForReading<Result>(
+        _ path: CachePath, change: UInt64? = nil, _ body: (OpenedFile) throws(SystemError) -> Result
+    ) throws(SystemError) -> Result {
+        let opened = try openForReading(path, change: change)
+        defer {
+            if case .file(let file) = opened { close(file.descriptor) }
+        }
+        return try body(opened)
+    }
+
+    /// ``withFileForReading(_:change:_:)`` without the body: the caller closes the file.
+    private func openForReading(_ path: CachePath, change: UInt64?) throws(SystemError) -> OpenedFile {
         if faults != nil { try inject(.read, displayPath(path)) }
         let directory: Int32
         var leased = false

@@ -48,56 +48,58 @@ struct IndexJournal: Sendable {
     /// Reads the records after `cursor`, or every record when `cursor` is `nil` or names a file
     /// that is no longer there (a compaction replaced it).
     func read(after cursor: Cursor?) -> Tail {
-        let opened: FileSystem.OpenedFile
         do {
-            opened = try fileSystem.openForReading(Self.path)
+            return try fileSystem.withFileForReading(Self.path) { opened in
+                switch opened {
+                case .missing: .missing
+                case .unsafe(let what): .damaged("the journal is \(what)")
+                case .file(let file): Self.tail(of: file, after: cursor)
+                }
+            }
         } catch {
             return .damaged("the journal cannot be opened: \(error)")
         }
-        switch consume opened {
-        case .missing:
-            return .missing
-        case .unsafe(let what):
-            return .damaged("the journal is \(what)")
-        case .file(let file):
-            let fromStart = cursor?.file != file.number || cursor!.offset > file.size
-            var offset = fromStart ? 0 : cursor!.offset
-            var lines = fromStart ? 0 : cursor!.lines
-            var records: [DiskIndex.Record] = []
-            var pending: [UInt8] = []
-            while offset + pending.count < file.size {
-                let start = offset + pending.count
-                let chunk: Data
-                do {
-                    chunk = try file.read(count: min(Self.chunkSize, file.size - start), at: start)
-                } catch {
-                    return .damaged("the journal cannot be read: \(error)")
-                }
-                if chunk.isEmpty { break }
-                pending.append(contentsOf: chunk)
-                var lineStart = 0
-                while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
-                    guard let record = Self.record(from: pending[lineStart..<newline]) else {
-                        return .damaged("line \(lines + 1) of the journal is not a valid record")
-                    }
-                    if fromStart && lines == 0 && record != .begin {
-                        return .damaged("the journal does not start with its header line")
-                    }
-                    records.append(record)
-                    lines += 1
-                    lineStart = newline + 1
-                }
-                offset += lineStart
-                pending.removeFirst(lineStart)
-                if pending.count > Self.maximumLineLength {
-                    return .damaged("the journal holds a line longer than \(Self.maximumLineLength) bytes")
-                }
+    }
+
+    /// The records of the open journal `file` after `cursor` (see ``read(after:)``).
+    private static func tail(of file: FileSystem.ReadableFile, after cursor: Cursor?) -> Tail {
+        let fromStart = cursor?.file != file.number || cursor!.offset > file.size
+        var offset = fromStart ? 0 : cursor!.offset
+        var lines = fromStart ? 0 : cursor!.lines
+        var records: [DiskIndex.Record] = []
+        var pending: [UInt8] = []
+        while offset + pending.count < file.size {
+            let start = offset + pending.count
+            let chunk: Data
+            do {
+                chunk = try file.read(count: min(chunkSize, file.size - start), at: start)
+            } catch {
+                return .damaged("the journal cannot be read: \(error)")
             }
-            if fromStart && lines == 0 {
-                return .damaged(file.size == 0 ? "the journal is empty" : "the journal does not start with its header line")
+            if chunk.isEmpty { break }
+            pending.append(contentsOf: chunk)
+            var lineStart = 0
+            while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                guard let record = Self.record(from: pending[lineStart..<newline]) else {
+                    return .damaged("line \(lines + 1) of the journal is not a valid record")
+                }
+                if fromStart && lines == 0 && record != .begin {
+                    return .damaged("the journal does not start with its header line")
+                }
+                records.append(record)
+                lines += 1
+                lineStart = newline + 1
             }
-            return .records(records, cursor: Cursor(file: file.number, offset: offset, lines: lines), fromStart: fromStart, tornBytes: pending.count)
+            offset += lineStart
+            pending.removeFirst(lineStart)
+            if pending.count > maximumLineLength {
+                return .damaged("the journal holds a line longer than \(maximumLineLength) bytes")
+            }
         }
+        if fromStart && lines == 0 {
+            return .damaged(file.size == 0 ? "the journal is empty" : "the journal does not start with its header line")
+        }
+        return .records(records, cursor: Cursor(file: file.number, offset: offset, lines: lines), fromStart: fromStart, tornBytes: pending.count)
     }
 
     /// Appends `records` in one `write`.
