@@ -100,6 +100,9 @@ struct ArchiveKey: Hashable, Sendable {
 
     /// A cache name with its part of the keys' hash: kept with a model type, so that making
     /// one of its keys hashes just the user and the key.
+    ///
+    /// `@unchecked`: a `Hasher` is a value of plain integers, copied, never shared; the
+    /// standard library just does not declare it `Sendable`.
     struct Seed: @unchecked Sendable {
         let cacheName: String
         /// Has combined `cacheName`, and nothing else.

@@ -165,6 +165,9 @@ struct FileSystem: Sendable {
         /// Calls `body` with the file's bytes from its start, as many as it holds up to
         /// ``size``, read into a buffer that lives for the call only: no `Data` is made, zeroed
         /// or released, which is a good part of reading a small file.
+        ///
+        /// The buffer is ``size`` bytes: call it only for a file whose size the caller has
+        /// bounded (an archive up to ``DiskStore/singleReadLimit``).
         func withContents<Value>(_ body: (UnsafeRawBufferPointer) -> Value) throws(SystemError) -> Value {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
             defer { buffer.deallocate() }
