@@ -164,9 +164,11 @@ struct DiskStore: Sendable {
                         } catch {
                             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
                         }
-                        return Self.verified(
-                            header, payload: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]), of: facts, forKey: key,
-                            schemaVersion: schemaVersion, use)
+                        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+                        if let problem = Self.check(header, for: key, schemaVersion: schemaVersion, payloadLength: payload.count) {
+                            return .damaged(problem, identity: facts.identity)
+                        }
+                        return Self.verified(header, payload: payload, of: facts, use)
                     }
                 }
             }
@@ -193,12 +195,10 @@ struct DiskStore: Sendable {
             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
         }
         let payloadLength = file.size - headerLength
-        if let problem = check(header, for: key, schemaVersion: schemaVersion) { return .damaged(problem, identity: file.identity) }
         // Nothing is allocated for a payload the header does not promise: a huge file behind a
         // valid header costs no memory.
-        guard header.payloadLength == UInt64(payloadLength) else {
-            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
-            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
+        if let problem = check(header, for: key, schemaVersion: schemaVersion, payloadLength: payloadLength) {
+            return .damaged(problem, identity: file.identity)
         }
         if payloadLength > streamingCheckThreshold {
             var checksum: UInt32 = 0
@@ -222,25 +222,15 @@ struct DiskStore: Sendable {
                 identity: file.identity)
         }
         let facts = file.facts
-        return payload.withUnsafeBytes { bytes in
-            verified(header, payload: bytes, of: facts, forKey: key, schemaVersion: schemaVersion, use)
-        }
+        return payload.withUnsafeBytes { bytes in verified(header, payload: bytes, of: facts, use) }
     }
 
-    /// What `use` makes of an archive whose header was read: called when the header names the
-    /// collection asked for in its schema version and promises the payload length the file
-    /// holds, and the payload passes its checksum; damaged otherwise.
+    /// What `use` makes of an archive whose header passed ``check(_:for:schemaVersion:payloadLength:)``,
+    /// when its payload passes its checksum; damaged otherwise.
     private static func verified<Found>(
         _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileSystem.FileFacts,
-        forKey key: ArchiveKey, schemaVersion: Int64, _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+        _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {
-        if let problem = check(header, for: key, schemaVersion: schemaVersion) {
-            return .damaged(problem, identity: file.identity)
-        }
-        guard header.payloadLength == UInt64(payload.count) else {
-            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payload.count)
-            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."), identity: file.identity)
-        }
         guard CRC32.checksum(payload) == header.payloadChecksum else {
             return .damaged(
                 Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
@@ -497,8 +487,10 @@ struct DiskStore: Sendable {
         return bytes.withUnsafeBytes { buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }
     }
 
-    /// Whether a header is the collection asked for, in the schema version asked for.
-    static func check(_ header: ArchiveHeader, for key: ArchiveKey, schemaVersion: Int64) -> Problem? {
+    /// Whether a header is the collection asked for, in the schema version asked for, and
+    /// promises the `payloadLength` bytes the file holds after it: checked before anything is
+    /// read or allocated for the payload.
+    static func check(_ header: ArchiveHeader, for key: ArchiveKey, schemaVersion: Int64, payloadLength: Int) -> Problem? {
         guard header.user == key.user, header.cacheName == key.cacheName, header.key == key.key else {
             return Problem(code: .corruptArchive, message: "The archive belongs to another collection.")
         }
@@ -506,6 +498,10 @@ struct DiskStore: Sendable {
             return Problem(
                 code: .schemaMismatch,
                 message: "The archive holds schema version \(header.schemaVersion) of its type, not \(schemaVersion).")
+        }
+        guard header.payloadLength == UInt64(payloadLength) else {
+            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
+            return Problem(code: .corruptArchive, message: "Unreadable archive: \(defect).")
         }
         return nil
     }
@@ -520,11 +516,8 @@ struct DiskStore: Sendable {
         case .success(let value): parsed = value
         case .failure(let defect): return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
         }
-        if let problem = check(parsed.header, for: key, schemaVersion: schemaVersion) { return .failure(problem) }
-        let payloadCount = bytes.count - parsed.length
-        guard parsed.header.payloadLength == UInt64(payloadCount) else {
-            let defect = ArchiveDefect.payloadLengthMismatch(expected: parsed.header.payloadLength, found: payloadCount)
-            return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
+        if let problem = check(parsed.header, for: key, schemaVersion: schemaVersion, payloadLength: bytes.count - parsed.length) {
+            return .failure(problem)
         }
         let payload = bytes.subdata(in: (bytes.startIndex + parsed.length)..<bytes.endIndex)
         guard CRC32.checksum(payload) == parsed.header.payloadChecksum else {
