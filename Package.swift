@@ -16,7 +16,10 @@ let package = Package(
         .executable(name: "appcache-torture", targets: ["appcache-torture"]),
     ],
     targets: [
-        .target(name: "AppCacheKit"),
+        .target(name: "AppCacheKit", dependencies: ["AppCacheAtomics"]),
+        // C11 atomics for the words the lock file shares between processes (not a package
+        // dependency: four inline functions, see its header).
+        .target(name: "AppCacheAtomics"),
         // The read-only inspector, a tool users run on their own caches.
         .executableTarget(name: "appcache-inspect", dependencies: ["AppCacheKit"]),
         // Kills, starves and feeds garbage to the cache: `swift run -c release appcache-torture`.
@@ -52,7 +55,7 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+for target in package.targets where target.name != "AppCacheAtomics" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

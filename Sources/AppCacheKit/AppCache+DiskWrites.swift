@@ -9,17 +9,24 @@ extension AppCache {
     /// once); later calls read only what other processes appended since. Waits for writes under
     /// way, in this process and others.
     public var diskUsage: Int {
-        withDiskWrites { book in
+        (try? withDiskWrites { book in
             book.ensureIndex()
             return book.index?.totalBytes ?? 0
-        }
+        }) ?? 0
     }
 
     /// Runs a batch of disk changes under the write lock and the lock file (see ``DiskBook``),
     /// then brings the journal up to date, enforces the disk budget, and tells other processes
     /// that the disk changed. Problems go to `diagnostics`, and observers of
     /// ``updates(of:forKey:)`` hear of a change, after the locks are released.
-    func withDiskWrites<Result>(_ body: (inout DiskBook) throws -> Result) rethrows -> Result {
+    ///
+    /// Before the batch, the root, the version directory and the lock file are checked against
+    /// their paths and made again if a purge deleted or replaced them; what memory holds is
+    /// then checked against the disk before it is served again.
+    ///
+    /// - Throws: what `body` throws; `permissionDenied` on a read-only cache; what recreating a
+    ///   purged directory reports (`permissionDenied`, `noSpace`, `ioFailure`).
+    func withDiskWrites<Result>(_ body: (inout DiskBook) throws -> Result) throws -> Result {
         var problems: [AppCacheError] = []
         var changed = false
         defer {
@@ -27,10 +34,24 @@ extension AppCache {
             reportAll(problems)
         }
         return try diskWrites.withLock { book in
-            coordinator.lock()
+            let reopened: Bool
+            do throws(SystemError) {
+                reopened = try coordinator.lock(fileSystem: store.fileSystem)
+            } catch {
+                throw coordinator.isReadOnly
+                    ? AppCacheError(
+                        code: .permissionDenied, message: "The cache is read-only: its directory cannot be written.",
+                        path: store.fileSystem.versionPath, underlyingError: error)
+                    : AppCacheError(
+                        code: error.code, message: "The cache directory was removed and cannot be made again.",
+                        path: error.path, underlyingError: error)
+            }
             let crashed = coordinator.beginBatch()
             let changeBefore = coordinator.changeCount
-            state.withLock { $0.observe(change: changeBefore) }
+            state.withLock { state in
+                if reopened { state.memory.invalidateAll() }
+                state.observe(change: changeBefore)
+            }
             book.begin(afterCrash: crashed)
             defer {
                 if configuration.diskByteLimit != nil {
@@ -44,7 +65,7 @@ extension AppCache {
                     book.recordUses(fromDisk + fromMemory)
                 }
                 book.finish()
-                if book.changedDisk {
+                if book.changedDisk || reopened {
                     changed = true
                     let after = coordinator.didChange()
                     // This process's own change leaves what memory holds in agreement with the

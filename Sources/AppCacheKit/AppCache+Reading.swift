@@ -136,11 +136,11 @@ extension AppCache {
                 state.withLock { $0.memory.countHit() }
                 return LoadedCollection(
                     items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false,
-                    validators: entry.record.validators, isPinned: entry.isPinned)
+                    validators: entry.record.validators, isPinned: entry.isPinned, expiry: entry.record.expiry)
             }
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
-            try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey)
+            if !coordinator.isReadOnly { try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey) }
             return nil
         }
         return try load(Model.self, key: key, archiveKey: archiveKey, context: context)
@@ -155,6 +155,7 @@ extension AppCache {
         var fromDisk: Bool
         var validators: CacheValidators?
         var isPinned: Bool
+        var expiry: Date? = nil
     }
 
     /// What a read made of an archive's checked payload. Not generic, so that a read costs no
@@ -272,7 +273,7 @@ extension AppCache {
             identity = foundIdentity
             switch found.decoded {
             case .expired:
-                try removeArchive(at: path, ifStill: identity, key: archiveKey)
+                if !coordinator.isReadOnly { try removeArchive(at: path, ifStill: identity, key: archiveKey) }
                 return nil
             case .unknownCodec(let number):
                 discard(
@@ -296,7 +297,7 @@ extension AppCache {
         }
         let loaded = LoadedCollection(
             items: items.items(as: Model.self), cachedDate: record.cachedDate, fromDisk: true, validators: record.validators,
-            isPinned: record.isPinned)
+            isPinned: record.isPinned, expiry: record.expiry)
         var entry: MemoryEntry? = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: items, isDirty: false, diskIdentity: identity,
             encodedSize: payloadSize)
@@ -318,8 +319,12 @@ extension AppCache {
     ) {
         var text = message
         do {
-            try removeArchive(at: path, ifStill: identity, key: key)
-            text += " The file was removed."
+            if coordinator.isReadOnly {
+                text += " The cache is read-only: the file stays."
+            } else {
+                try removeArchive(at: path, ifStill: identity, key: key)
+                text += " The file was removed."
+            }
         } catch {
             text += " Removing the file failed too: \((error as? AppCacheError)?.message ?? "\(error)")"
         }
@@ -353,7 +358,7 @@ extension AppCache {
         }
         if count == Self.pendingUsesLimit {
             writeBackQueue.async { [weak self] in
-                self?.withDiskWrites { _ in }
+                _ = try? self?.withDiskWrites { _ in }
             }
         }
     }

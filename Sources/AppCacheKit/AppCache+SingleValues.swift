@@ -32,14 +32,19 @@ extension AppCache {
         return items[0]
     }
 
-    /// Reads, changes and caches the collection of `Model` under `key` in one step that other
-    /// `updateItems` calls on the same collection cannot interleave with: appending a page,
-    /// editing one item.
+    /// Reads, changes and caches the collection of `Model` under `key` in one step that no other
+    /// write of the collection in this process can interleave with: appending a page, editing
+    /// one item.
     ///
     /// `transform` gets the cached items (`[]` when none, expired or unreadable as `Model`) and
-    /// changes them in place; the result is cached as ``cacheItems(_:forKey:expiresAfter:)``
-    /// would, for the user who was current when the call began (dropped if that user's data
-    /// was removed meanwhile). The collection's pin is kept; it has no expiry afterwards.
+    /// changes them in place; the result is cached for the user who was current when the call
+    /// began (dropped if that user's data was removed meanwhile).
+    ///
+    /// A local edit is not a refresh: the collection keeps its cached date (so a stale feed
+    /// stays stale, and its next refresh is still due), its validators (so that refresh can
+    /// still be answered "not modified"), its pin and its expiry. Only items from outside,
+    /// ``cacheItems(_:forKey:expiresAfter:)`` or a fetch, date a collection anew. A collection
+    /// that did not exist is dated now.
     ///
     /// ```swift
     /// try cache.updateItems(Post.self, forKey: "top") { posts in
@@ -47,15 +52,22 @@ extension AppCache {
     /// }
     /// ```
     ///
-    /// Only `updateItems` calls are serialised (per collection, in this process): a plain
-    /// `cacheItems` of the same collection still replaces it whenever it runs.
+    /// No lock is held while `transform` runs, so it may call any other method of the cache.
+    /// If the collection changed while it ran (another thread's write or update), its result
+    /// is not stored: `transform` runs again on the new items. Keep it free of side effects
+    /// other than changing the items. A nested `updateItems` of the same collection from inside
+    /// `transform` throws `nestedUpdate` rather than wait for itself; of another collection, it
+    /// works.
     ///
     /// - Parameters:
     ///   - type: the model type.
     ///   - key: which collection of the type; `nil` for its default collection.
-    ///   - transform: changes the items; runs on the caller's thread, once.
+    ///   - transform: changes the items; runs on the caller's thread, once, or again after a
+    ///     concurrent change.
     /// - Returns: the items as cached.
-    /// - Throws: what `transform` throws (nothing is cached then); what
+    /// - Throws: what `transform` throws (nothing is cached then); `nestedUpdate` when called
+    ///   from inside a `transform` of the same collection, or when other writers kept changing
+    ///   the collection through \(maximumUpdateAttempts) attempts; what
     ///   ``getCachedItems(_:forKey:)`` and ``cacheItems(_:forKey:expiresAfter:)`` throw.
     @discardableResult
     public func updateItems<Model: CacheableModel>(
@@ -93,36 +105,74 @@ extension AppCache {
         try update(Model.self, forKey: key, session: session, transform)
     }
 
-    /// The read-modify-write of both `updateItems`, serialised per collection.
+    /// How often an update runs `transform` again after the collection changed under it.
+    static let maximumUpdateAttempts = 1_000
+
+    /// The read-modify-write of both `updateItems`: optimistic, with no lock held while
+    /// `transform` runs. Writes of the collection are counted from before the read; the result
+    /// is stored only if none came between, checked in the same lock step that stores it;
+    /// otherwise the update starts over.
     private func update<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String?, session given: CacheSession?, _ transform: (inout [Model]) throws -> Void
     ) throws -> [Model]? {
         let info = typeInfo(Model.self)
-        return try updateLocks.withLock(for: UpdateKey(cacheName: info.cacheName, key: key)) {
+        let id = ObjectIdentifier(Model.self)
+        let updateKey = UpdateKey(type: id, key: key)
+        guard !Self.updatesUnderWay.contains(updateKey) else {
+            throw AppCacheError(
+                code: .nestedUpdate,
+                message: "updateItems was called from inside an updateItems of the same collection; the inner update would undo the outer one, so it was refused.",
+                cacheName: info.cacheName, key: key)
+        }
+        return try Self.$updatesUnderWay.withValue(Self.updatesUnderWay.union([updateKey])) { () throws -> [Model]? in
             // Read and write for one user: a switch during the read means reading again (or,
             // for a given session, dropping the update).
-            var attempt = 0
-            while true {
-                attempt += 1
-                let (current, switches) = state.withLock { ($0.session, $0.switches) }
+            var switchesSeen = 0
+            var conflicts: UInt32 = 0
+            for _ in 0..<Self.maximumUpdateAttempts {
+                let (current, switches, slot) = state.withLock { ($0.session, $0.switches, $0.userSlot) }
                 if let given, given != current { return nil }
+                let memoryKey = MemoryKey(type: id, key: key, user: slot)
+                let writesBefore = state.withLock { $0.beginUpdate(memoryKey) }
+                defer { state.withLock { $0.endUpdate(memoryKey) } }
                 let cached = try readForLoad(Model.self, key: key, switches: switches)
                 if cached == nil, state.withLock({ $0.switches }) != switches {
-                    if given != nil || attempt >= 3 { return nil }
+                    switchesSeen += 1
+                    if given != nil || switchesSeen >= 3 { return nil }
                     continue
                 }
                 var items = cached?.loaded.items ?? []
                 try transform(&items)
-                let stored = try store(
-                    items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false, validators: nil, session: current)
-                return stored == nil ? nil : items
+                let kept = cached.map { (cachedDate: $0.loaded.cachedDate, expiry: $0.expiry) }
+                do {
+                    let stored = try store(
+                        items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
+                        validators: cached?.validators, session: current, kept: kept,
+                        onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore })
+                    return stored == nil ? nil : items
+                } catch is WriteConflict {
+                    // Another writer won the race: wait a random moment, longer after each
+                    // loss, so that many updaters of one collection take turns rather than
+                    // keep undoing each other.
+                    conflicts += 1
+                    usleep(UInt32.random(in: 0...min(4_000, 25 << min(conflicts, 8))))
+                    continue
+                }
             }
+            throw AppCacheError(
+                code: .nestedUpdate,
+                message: "The collection kept changing while updateItems ran; the update was given up after \(Self.maximumUpdateAttempts) attempts.",
+                cacheName: info.cacheName, key: key)
         }
     }
 
-    /// What ``updateItems(_:forKey:_:)`` serialises on.
-    private struct UpdateKey: Hashable {
-        var cacheName: String
+    /// The collections whose `updateItems` is running on this thread or task: a nested update
+    /// of one of them is refused rather than left to undo the outer one.
+    @TaskLocal static var updatesUnderWay: Set<UpdateKey> = []
+
+    /// Which collection an update works on.
+    struct UpdateKey: Hashable, Sendable {
+        var type: ObjectIdentifier
         var key: String?
     }
 }

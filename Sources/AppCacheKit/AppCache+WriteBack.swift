@@ -45,8 +45,12 @@ extension AppCache {
     /// - Returns: the errors of the writes that failed; those entries stay detached and dirty.
     func spill(_ keys: [MemoryKey]) -> [AppCacheError] {
         guard !keys.isEmpty else { return [] }
-        return withDiskWrites { book in
-            write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &book)
+        do {
+            return try withDiskWrites { book in
+                write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &book)
+            }
+        } catch {
+            return unwritten(count: keys.count, because: error)
         }
     }
 
@@ -56,9 +60,22 @@ extension AppCache {
     ///   dirty (the system is about to suspend the process).
     /// - Returns: the errors of the writes that failed; those entries stay dirty.
     func writeDirtyEntries(until shouldStop: () -> Bool = { false }) -> [AppCacheError] {
-        withDiskWrites { book in
-            write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &book)
+        do {
+            return try withDiskWrites { book in
+                write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &book)
+            }
+        } catch {
+            return unwritten(count: state.withLock { $0.memory.statistics.dirtyEntries }, because: error)
         }
+    }
+
+    /// The errors of `count` dirty collections that stay in memory because no batch could
+    /// start (a read-only cache, a purged directory that cannot be made again).
+    private func unwritten(count: Int, because error: any Error) -> [AppCacheError] {
+        guard count > 0 else { return [] }
+        var failure = error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)
+        failure.message = "A cached collection could not be written to disk (\(failure.message)); it stays in memory, dirty, for the next flush."
+        return Array(repeating: failure, count: count)
     }
 
     /// Writes `entries` (taken inside `diskWrites`, which the caller holds) and records which
@@ -112,7 +129,9 @@ extension AppCache {
     /// Arranges for dirty collections to be written `writeBackDelay` after the first of them
     /// was cached, unless that is already arranged or the delay says to wait for events.
     func scheduleWriteBack() {
-        guard let delay = configuration.writeBackDelay, delay > .zero else { return }
+        // A read-only cache cannot write: its dirty collections wait for an explicit flush
+        // (which throws permissionDenied), rather than fail again every delay.
+        guard let delay = configuration.writeBackDelay, delay > .zero, !coordinator.isReadOnly else { return }
         let schedule = state.withLock { state -> Bool in
             guard !state.writeBackScheduled else { return false }
             state.writeBackScheduled = true

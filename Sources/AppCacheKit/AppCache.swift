@@ -34,6 +34,8 @@ public final class AppCache: Sendable {
 
     let store: DiskStore
     let coordinator: ProcessCoordinator
+    /// Problems found while a lock may be held, delivered to `diagnostics` after unlocking.
+    let reports: ProblemReports
     let state: Locked<State>
     /// Held while archives are written or removed, so those writes happen in the order their
     /// contents were cached; guards the disk index. Never taken by memory hits, nor inside
@@ -47,8 +49,6 @@ public final class AppCache: Sendable {
     let observers = ChangeObservers()
     /// The fetches of ``load(_:forKey:policy:fetch:)`` under way, shared by equal loads.
     let flights = FlightTable()
-    /// Serialises ``updateItems(_:forKey:_:)`` per collection.
-    let updateLocks = StripedLock()
 
     struct State {
         var user: String?
@@ -69,6 +69,26 @@ public final class AppCache: Sendable {
         var removalsOfAll: UInt64 = 0
         /// Bumped by every change of the current user.
         var switches: UInt64 = 0
+        /// The collections an `updateItems` is working on: how many updates, and how many
+        /// writes each has had since (an update stores its result only if none came between).
+        var updates: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
+
+        /// Starts following writes of `key` for an update; returns the count to compare with.
+        mutating func beginUpdate(_ key: MemoryKey) -> UInt64 {
+            updates[key, default: (0, 0)].updaters += 1
+            return updates[key]!.writes
+        }
+
+        /// Stops following writes of `key` for one update.
+        mutating func endUpdate(_ key: MemoryKey) {
+            guard let counters = updates[key] else { return }
+            if counters.updaters <= 1 { updates[key] = nil } else { updates[key]!.updaters -= 1 }
+        }
+
+        /// Counts a write of `key` for the updates working on it.
+        mutating func noteWrite(_ key: MemoryKey) {
+            if !updates.isEmpty, updates[key] != nil { updates[key]!.writes &+= 1 }
+        }
 
         /// The current user, as a session for writes bound to them.
         var session: CacheSession {
@@ -130,29 +150,42 @@ public final class AppCache: Sendable {
     public init(configuration: Configuration) throws {
         try configuration.validate()
         self.configuration = configuration
-        let diagnostics = configuration.diagnostics
+        let reports = ProblemReports()
+        self.reports = reports
         let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
-        store = try DiskStore.open(
+        var opened = try DiskStore.open(
             layout: layout, faults: configuration.faults, protection: FileProtection(configuration.fileProtection),
             onDamage: { path, what in
-                diagnostics?(AppCacheError(code: .corruptArchive, message: "The cache found \(what).", path: path))
-            })
+                reports.add(AppCacheError(code: .corruptArchive, message: "The cache found \(what).", path: path))
+            },
+            onProblem: reports.add)
         do {
-            coordinator = try ProcessCoordinator(fileSystem: store.fileSystem)
+            coordinator = try ProcessCoordinator(fileSystem: opened.fileSystem)
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The cache's lock file cannot be opened.", path: error.path, underlyingError: error)
         }
-        if coordinator.layoutVersion != CacheLayout.currentVersion {
+        if coordinator.isReadOnly {
+            // As SQLite opens a read-only database: the intact archives are served, nothing is
+            // changed on disk.
+            opened.fileSystem.isReadOnly = true
+            reports.add(AppCacheError(
+                code: .permissionDenied,
+                message: "The cache directory cannot be written: the cache is read-only. Archives are read; writes, flushes and removals throw permissionDenied.",
+                path: opened.fileSystem.versionPath))
+        }
+        store = opened
+        if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
             // Archives named by an earlier release: renamed once, under the lock (another
             // process may be opening too).
-            coordinator.lock()
-            if coordinator.layoutVersion != CacheLayout.currentVersion {
-                store.migrateArchiveNames()
-                coordinator.layoutVersion = CacheLayout.currentVersion
-                coordinator.didChange()
+            if (try? coordinator.lock(fileSystem: store.fileSystem)) != nil {
+                if coordinator.layoutVersion != CacheLayout.currentVersion {
+                    store.migrateArchiveNames()
+                    coordinator.layoutVersion = CacheLayout.currentVersion
+                    coordinator.didChange()
+                }
+                coordinator.unlock()
             }
-            coordinator.unlock()
         }
         state = Locked(State(
             user: configuration.user, userSlot: 0, userSlots: [configuration.user: 0],
@@ -167,12 +200,13 @@ public final class AppCache: Sendable {
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()
         }
-        if configuration.diskByteLimit != nil {
+        if configuration.diskByteLimit != nil && !coordinator.isReadOnly {
             // Load the disk index in the background, not on the caller's thread.
             writeBackQueue.async { [weak self] in
-                self?.withDiskWrites { book in book.ensureIndex() }
+                _ = try? self?.withDiskWrites { book in book.ensureIndex() }
             }
         }
+        reports.deliver(to: configuration.diagnostics)
     }
 
     deinit {
@@ -277,10 +311,16 @@ public final class AppCache: Sendable {
     /// a session's user who is no longer current; dropped when `session`'s user was removed.
     ///
     /// - Returns: the items' cached date; `nil` when they were dropped.
+    /// - Parameters:
+    ///   - kept: the cached date and expiry to keep (a local edit, which is not a refresh);
+    ///     `nil` dates the items now and takes the expiry from `timeToLive`.
+    ///   - condition: checked inside the state lock just before the items replace what memory
+    ///     holds; when it says `false`, nothing is stored and ``WriteConflict`` is thrown.
     @discardableResult
     func store<Model: CacheableModel>(
         _ items: [Model], forKey key: String?, expiresAfter timeToLive: Duration?, pinned: Bool,
-        validators: CacheValidators?, session: CacheSession?
+        validators: CacheValidators?, session: CacheSession?, kept: (cachedDate: Date, expiry: Date?)? = nil,
+        onlyIf condition: ((State) -> Bool)? = nil
     ) throws -> Date? {
         let info = typeInfo(Model.self)
         try Self.checkKey(key, cacheName: info.cacheName)
@@ -293,10 +333,10 @@ public final class AppCache: Sendable {
                 message: "The items could not be encoded; nothing was cached.",
                 cacheName: info.cacheName, key: key, underlyingError: error)
         }
-        let now = configuration.now()
+        let now = kept?.cachedDate ?? configuration.now()
         var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
-            cachedDate: now, expiry: timeToLive.map { now.addingTimeInterval(Self.seconds($0)) },
+            cachedDate: now, expiry: kept.map(\.expiry) ?? timeToLive.map { now.addingTimeInterval(Self.seconds($0)) },
             stalenessThreshold: info.threshold, decodedSize: encoded.decodedSize)
         record.isPinned = pinned
         record.validators = validators
@@ -311,9 +351,16 @@ public final class AppCache: Sendable {
         }
 
         func destination(_ state: State) -> Destination {
+            if let condition, !condition(state) { return .conflict }
             guard let session else { return .memory }
             guard state.holds(session) else { return .nowhere }
             return state.user == session.user ? .memory : .diskOnly
+        }
+
+        /// Counts the write for updates of the collection, once its items are where readers
+        /// find them (in memory, or in place on disk).
+        func noteWrite(for user: String?, _ state: inout State) {
+            if let slot = state.userSlots[user] { state.noteWrite(MemoryKey(type: type, key: key, user: slot)) }
         }
 
         var spills: [MemoryKey] = []
@@ -323,6 +370,8 @@ public final class AppCache: Sendable {
             try withDiskWrites { book -> Bool in
                 let (user, slot, target) = state.withLock { ($0.user, $0.userSlot, destination($0)) }
                 switch target {
+                case .conflict:
+                    throw WriteConflict()
                 case .nowhere:
                     return false
                 case .diskOnly:
@@ -330,6 +379,7 @@ public final class AppCache: Sendable {
                     // A dirty copy waiting in memory for that user is older than these items.
                     state.withLock { $0.memory.remove(entry.archiveKey) }
                     entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
+                    state.withLock { noteWrite(for: session?.user, &$0) }
                     return true
                 case .memory:
                     var entry: MemoryEntry? = entry(for: user)
@@ -337,7 +387,10 @@ public final class AppCache: Sendable {
                         let identity = try writeArchive(record, forKey: entry!.archiveKey, at: entry!.path, &book)
                         entry!.diskIdentity = identity
                     }
-                    spills = state.withLock { $0.memory.store(entry.moveOut()!, for: MemoryKey(type: type, key: key, user: slot)) }
+                    spills = state.withLock { state in
+                        noteWrite(for: user, &state)
+                        return state.memory.store(entry.moveOut()!, for: MemoryKey(type: type, key: key, user: slot))
+                    }
                     if !writeThrough { scheduleWriteBack() }
                     return true
                 }
@@ -352,6 +405,7 @@ public final class AppCache: Sendable {
             let target = state.withLock { state -> Destination in
                 let target = destination(state)
                 if target == .memory {
+                    noteWrite(for: state.user, &state)
                     // The user may have switched while the path was computed: store for the current one.
                     let entry = state.user == user ? prepared.moveOut()! : entry(for: state.user)
                     spills = state.memory.store(entry, for: MemoryKey(type: type, key: key, user: state.userSlot))
@@ -359,6 +413,7 @@ public final class AppCache: Sendable {
                 return target
             }
             switch target {
+            case .conflict: throw WriteConflict()
             case .nowhere: return nil
             case .diskOnly: guard try writeUnderDiskLock() else { return nil }
             case .memory: scheduleWriteBack()
@@ -396,7 +451,9 @@ public final class AppCache: Sendable {
             cacheName: cacheName)
     }
 
+    /// Delivers the queued problems, then `problems`, to `diagnostics`. Call with no lock held.
     func reportAll(_ problems: [AppCacheError]) {
+        reports.deliver(to: configuration.diagnostics)
         for problem in problems {
             configuration.diagnostics?(problem)
         }
@@ -410,8 +467,12 @@ public final class AppCache: Sendable {
         .seconds(now.timeIntervalSince(cachedDate))
     }
 
-    /// Where a write goes, decided inside the state lock.
-    enum Destination { case memory, diskOnly, nowhere }
+    /// Where a write goes, decided inside the state lock; `conflict` when its condition failed.
+    enum Destination { case memory, diskOnly, nowhere, conflict }
+
+    /// Thrown by ``store(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:)`` when
+    /// its condition failed: the collection changed since the caller read it.
+    struct WriteConflict: Error {}
 
     static func isStale(age: Duration, threshold: Duration) -> Bool {
         age > threshold || age < .zero - threshold

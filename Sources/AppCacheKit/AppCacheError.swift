@@ -66,6 +66,9 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         public static let invalidUser = Code("invalidUser")
         /// A key longer than an archive header holds (64 KiB of UTF-8). Nothing was cached.
         public static let invalidKey = Code("invalidKey")
+        /// `updateItems` was called from inside an `updateItems` of the same collection (which
+        /// would undo it), or other writers kept changing the collection while it ran.
+        public static let nestedUpdate = Code("nestedUpdate")
     }
 
     /// What went wrong.

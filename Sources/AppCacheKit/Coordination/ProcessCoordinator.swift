@@ -38,61 +38,152 @@ import Musl
 /// - **The layout version.** The next 8 bytes say which naming of archive files the directory
 ///   holds; an older one is migrated once, under the lock, when a cache opens.
 ///
-/// The words are read and written with plain aligned 8-byte loads and stores, which every
-/// supported processor performs as single accesses; only the lock holder writes them, so writes
-/// never race. Their values are untrusted like any file's bytes: a wrong one costs a needless
-/// check or compaction, never wrong data. A process that truncated the file while another has it
-/// mapped would make that one fault: the file is the cache's own, created owner-only, and never
-/// truncated by the cache.
+/// - **Purges.** iOS empties `Library/Caches` under storage pressure and people run "clear
+///   cache" tools, so the lock file may vanish, or be replaced, with the directories around it,
+///   while caches have it open. After taking the lock, a batch checks that the file at the lock
+///   file's path is still the one it locked (``lock(fileSystem:)``); when it is not, it lets go,
+///   has the file system recreate the root and version directory, opens the lock file there
+///   (creating it) and locks that one. Every process does the same, so they all end up on the
+///   one file at the path. The descriptor number and the mapping's address never change: the
+///   new file is duplicated onto the old descriptor (`dup2`) and mapped over the old mapping
+///   (`MAP_FIXED`), so a reader in another thread sees the old file or the new, never a closed
+///   descriptor or an unmapped page.
+///
+/// Every access to the words is an atomic operation (``SharedWords``): other processes and
+/// threads write them while this one reads. Only the lock holder writes them. Their values are
+/// untrusted like any file's bytes: a wrong one costs a needless check or compaction, never
+/// wrong data. A process that truncated the file while another has it mapped would make that
+/// one fault: the file is the cache's own, created owner-only, and never truncated by the cache.
+///
+/// **Read-only roots.** Where the lock file cannot be opened for writing (a read-only volume, a
+/// root this process may read but not write), the coordinator maps it read-only if it exists
+/// (so changes of processes that may write are still seen) or keeps private words, and never
+/// takes the lock or writes a word: the cache makes no disk changes then.
+///
+/// Thread safety: ``changeCount`` may be read from any thread at any time. Everything else is
+/// called by the holder of the cache's disk-write lock only.
 final class ProcessCoordinator: @unchecked Sendable {
     /// The lock file's name in the version directory.
     static let fileName = ".lock"
 
-    /// The bytes the file is grown to, so that the mapped counter is always inside it.
+    /// The bytes the file is grown to, so that the mapped words are always inside it.
     private static let fileSize = 64
 
+    /// The lock file, open; the same number for the coordinator's life (see "Purges").
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
     /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
     /// layout version.
-    private let words: UnsafeMutablePointer<UInt64>
+    private let words: SharedWords
+    /// Whether the cache may not change the disk (see "Read-only roots").
+    let isReadOnly: Bool
+    /// Which file `descriptor` is now; changed only by the lock holder.
+    private var number: FileNumber?
 
-    /// Opens (creating it if needed) the lock file of the version directory `fileSystem` holds.
+    /// Opens (creating it if needed) the lock file of the version directory `fileSystem` holds,
+    /// or, when it cannot be written, opens it read-only (``isReadOnly``).
+    ///
+    /// - Throws: `SystemError` when the file can be neither opened for writing nor found
+    ///   unwritable.
     init(fileSystem: FileSystem) throws(SystemError) {
+        precondition(SharedWords.areLockFree, "AppCache needs lock-free 64-bit atomics to share a lock file between processes")
         let path = CachePath(directory: nil, name: Self.fileName)
         let display = fileSystem.displayPath(path)
-        descriptor = try fileSystem.openForUpdate(path)
+        var descriptor: Int32
+        var readOnly = fileSystem.isReadOnly
+        if readOnly {
+            descriptor = fileSystem.openForReadingIfPresent(path)
+        } else {
+            do throws(SystemError) {
+                descriptor = try fileSystem.openForUpdate(path)
+            } catch {
+                guard error.code == .permissionDenied else { throw error }
+                readOnly = true
+                descriptor = fileSystem.openForReadingIfPresent(path)
+            }
+        }
+        if !readOnly {
+            var info = stat()
+            if fstat(descriptor, &info) != 0 || (Int(info.st_size) < Self.fileSize && ftruncate(descriptor, off_t(Self.fileSize)) != 0) {
+                let failure = SystemError.last("ftruncate", display)
+                close(descriptor)
+                throw failure
+            }
+        }
         var info = stat()
-        if fstat(descriptor, &info) != 0 || (Int(info.st_size) < Self.fileSize && ftruncate(descriptor, off_t(Self.fileSize)) != 0) {
-            let failure = SystemError.last("ftruncate", display)
-            close(descriptor)
-            throw failure
+        let mapped: UnsafeMutableRawPointer?
+        if descriptor >= 0, fstat(descriptor, &info) == 0, Int(info.st_size) >= Self.fileSize {
+            mapped = mmap(nil, Self.fileSize, readOnly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+            number = FileNumber(info)
+        } else {
+            // Read-only, and no lock file to see: private words that nobody changes.
+            mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         }
-        guard let mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
+        guard let mapped, mapped != MAP_FAILED else {
             let failure = SystemError.last("mmap", display)
-            close(descriptor)
+            if descriptor >= 0 { close(descriptor) }
             throw failure
         }
+        self.descriptor = descriptor
+        isReadOnly = readOnly
         mapping = mapped
-        words = mapped.bindMemory(to: UInt64.self, capacity: 4)
+        words = SharedWords(base: mapped.bindMemory(to: UInt64.self, capacity: Self.fileSize / 8), descriptor: descriptor)
     }
 
     deinit {
         munmap(mapping, Self.fileSize)
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
     }
 
     /// How many batches have changed the disk, as far as this process can see now.
     ///
-    /// - Complexity: one load.
+    /// - Complexity: one atomic load.
     @inline(__always)
     var changeCount: UInt64 {
-        words[0]
+        words.load(0)
     }
 
-    /// Waits for, then takes, the write lock.
-    func lock() {
-        while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+    /// Waits for, then takes, the write lock of the lock file now at its path, recreating the
+    /// root, the version directory and the lock file first if they were deleted or replaced.
+    ///
+    /// - Returns: whether the lock file had to be opened anew (a purge): what memory holds must
+    ///   then be checked against the disk.
+    /// - Throws: `SystemError` when the directories or the lock file cannot be recreated; the
+    ///   lock is not held then. `EROFS` for a read-only coordinator.
+    func lock(fileSystem: FileSystem) throws(SystemError) -> Bool {
+        guard !isReadOnly else {
+            throw SystemError(operation: "lock", errorNumber: EROFS, path: fileSystem.versionPath)
+        }
+        var reopened = false
+        for _ in 0..<8 {
+            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+            if fileSystem.directoriesAreCurrent(), fileSystem.fileNumber(of: CachePath(directory: nil, name: Self.fileName)) == number {
+                return reopened
+            }
+            flock(descriptor, LOCK_UN)
+            try fileSystem.recreateDirectories()
+            try reopen(fileSystem)
+            reopened = true
+        }
+        throw SystemError(operation: "lock", errorNumber: EAGAIN, path: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
+    }
+
+    /// Points the descriptor and the mapping at the lock file now at its path, creating it.
+    private func reopen(_ fileSystem: FileSystem) throws(SystemError) {
+        let path = CachePath(directory: nil, name: Self.fileName)
+        let display = fileSystem.displayPath(path)
+        let fresh = try fileSystem.openForUpdate(path)
+        defer { close(fresh) }
+        var info = stat()
+        guard fstat(fresh, &info) == 0 else { throw .last("fstat", display) }
+        if Int(info.st_size) < Self.fileSize {
+            guard ftruncate(fresh, off_t(Self.fileSize)) == 0 else { throw .last("ftruncate", display) }
+        }
+        // The old file's lock goes with it; the lock is not held here.
+        guard dup2(fresh, descriptor) >= 0 else { throw .last("dup2", display) }
+        let mapped = mmap(mapping, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
+        guard let mapped, mapped != MAP_FAILED, mapped == mapping else { throw .last("mmap", display) }
+        number = FileNumber(info)
     }
 
     /// Releases the write lock.
@@ -105,34 +196,32 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// - Returns: the new count.
     @discardableResult
     func didChange() -> UInt64 {
-        let next = words[0] &+ 1
-        words[0] = next
-        return next
+        words.increment(0)
     }
 
     /// Marks a batch as under way. Call right after taking the lock.
     ///
     /// - Returns: whether the previous holder died with its batch unfinished.
     func beginBatch() -> Bool {
-        let crashed = words[1] != 0
-        words[1] = 1
+        let crashed = words.load(1) != 0
+        words.store(1, at: 1)
         return crashed
     }
 
     /// Marks the batch as finished. Call before releasing the lock.
     func endBatch() {
-        words[1] = 0
+        words.store(0, at: 1)
     }
 
     /// Which naming of archive files the version directory holds (0: the first release's).
     var layoutVersion: UInt64 {
-        get { words[3] }
-        set { words[3] = newValue }
+        get { words.load(3) }
+        set { words.store(newValue, at: 3) }
     }
 
     /// The journal's size right after its last compaction (0: not known).
     var compactedJournalSize: Int {
-        get { Int(clamping: words[2]) }
-        set { words[2] = UInt64(max(newValue, 0)) }
+        get { Int(clamping: words.load(2)) }
+        set { words.store(UInt64(max(newValue, 0)), at: 2) }
     }
 }

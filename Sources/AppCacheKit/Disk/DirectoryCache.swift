@@ -75,6 +75,19 @@ final class DirectoryCache: Sendable {
         }
     }
 
+    /// Lets every held directory go (the directories around them were recreated): replaced
+    /// descriptors are closed once no read holds one.
+    func forgetAll() {
+        let closing = state.withLock { state -> [Int32] in
+            state.retired += state.entries.map(\.descriptor)
+            state.entries.removeAll()
+            guard state.readers == 0 else { return [] }
+            defer { state.retired = [] }
+            return state.retired
+        }
+        for descriptor in closing { close(descriptor) }
+    }
+
     /// Ends a read's hold on a descriptor ``lease(_:change:)`` or ``keep(_:for:change:)``
     /// gave; the last reader out closes the replaced ones.
     func release() {

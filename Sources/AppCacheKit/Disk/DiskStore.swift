@@ -36,7 +36,7 @@ struct ArchiveRecord: Sendable {
 /// never by the file's size alone.
 struct DiskStore: Sendable {
     let layout: CacheLayout
-    let fileSystem: FileSystem
+    var fileSystem: FileSystem
 
     /// Payloads longer than this are checked against their checksum in bounded chunks before
     /// being read whole, so a huge file that only claims to be an archive costs no memory.
@@ -53,7 +53,7 @@ struct DiskStore: Sendable {
     ///   `versionWipeFailed` when old data cannot be removed.
     static func open(
         layout: CacheLayout, faults: FileSystem.FaultInjector? = nil, protection: FileProtection? = nil,
-        onDamage: @escaping @Sendable (String, String) -> Void
+        onDamage: @escaping @Sendable (String, String) -> Void, onProblem: (AppCacheError) -> Void = { _ in }
     ) throws(AppCacheError) -> DiskStore {
         var fileSystem: FileSystem
         do throws(SystemError) {
@@ -71,12 +71,22 @@ struct DiskStore: Sendable {
         var layout = layout
         layout.isCaseInsensitive = fileSystem.isCaseInsensitive()
         let store = DiskStore(layout: layout, fileSystem: fileSystem)
-        try store.wipeOtherVersions()
+        try store.wipeOtherVersions(onProblem: onProblem)
         return store
     }
 
-    /// Finishes interrupted wipes and wipes every other version's directory.
-    private func wipeOtherVersions() throws(AppCacheError) {
+    /// Deletes the trash earlier wipes left and wipes every other version's directory.
+    ///
+    /// Another version's directory is moved out of view in one rename (after its lock file's
+    /// batch under way, if any, has finished: a writer of that version then finds its
+    /// directory gone before its next batch, never writes into the trash), then deleted. What
+    /// cannot be deleted right now (a directory another process still writes into, a file the
+    /// process may not remove) stays as trash for a later open or ``AppCache/removeExpired()``,
+    /// reported to `onProblem`; it never keeps the cache from opening.
+    ///
+    /// - Throws: `versionWipeFailed` when another version's directory cannot be moved out of
+    ///   view (the cache must not mix versions).
+    private func wipeOtherVersions(onProblem: (AppCacheError) -> Void) throws(AppCacheError) {
         let names: [String]
         do {
             names = try fileSystem.contentsOfRoot()
@@ -84,22 +94,30 @@ struct DiskStore: Sendable {
             throw AppCacheError(code: error.code, message: "The cache root cannot be listed.", path: error.path, underlyingError: error)
         }
         for name in names {
-            do {
-                if name.hasPrefix(CacheLayout.trashPrefix) {
-                    try fileSystem.removeTree(rootEntry: name)
-                } else if name.hasPrefix(CacheLayout.versionPrefix) && name != layout.versionDirectoryName {
+            var trash: String?
+            if name.hasPrefix(CacheLayout.trashPrefix) {
+                trash = name
+            } else if name.hasPrefix(CacheLayout.versionPrefix) && name != layout.versionDirectoryName {
+                do {
                     // Out of view in one step; a crash during the deletion leaves only trash.
-                    if let trash = try fileSystem.moveOutOfView(rootEntry: name) {
-                        try fileSystem.removeTree(rootEntry: trash)
-                    }
+                    trash = try fileSystem.moveOutOfView(versionDirectory: name)
+                } catch {
+                    throw AppCacheError(
+                        code: .versionWipeFailed,
+                        message: "Data of another app schema version could not be removed, so the cache did not open.",
+                        path: error.path, underlyingError: error)
                 }
-            } catch {
-                throw AppCacheError(
-                    code: .versionWipeFailed,
-                    message: "Data of another app schema version could not be removed, so the cache did not open.",
-                    path: error.path, underlyingError: error)
             }
+            if let trash, let problem = deleteTrash(trash) { onProblem(problem) }
         }
+    }
+
+    /// Deletes every trash directory in the root that earlier wipes could not finish.
+    ///
+    /// - Returns: the problems of those that still cannot be deleted (they stay for later).
+    func deleteLeftoverTrash() -> [AppCacheError] {
+        let names = (try? fileSystem.contentsOfRoot()) ?? []
+        return names.filter { $0.hasPrefix(CacheLayout.trashPrefix) }.compactMap(deleteTrash)
     }
 
     /// What a read of an archive found.
@@ -459,7 +477,7 @@ struct DiskStore: Sendable {
         } catch {
             return AppCacheError(
                 code: error.code,
-                message: "The archives were removed from view but not all deleted; the rest goes on the next open.",
+                message: "Removed data was moved out of view but not all deleted; the rest goes on a later open or removeExpired().",
                 path: error.path, underlyingError: error)
         }
     }

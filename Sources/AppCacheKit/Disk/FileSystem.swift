@@ -116,6 +116,91 @@ struct FileSystem: Sendable {
             version: DirectoryHandle(descriptor: versionDescriptor), faults: faults, isReadOnly: readOnly, onDamage: onDamage)
     }
 
+    // MARK: - Purges
+
+    /// Whether the root and the version directory held open are still the ones at their
+    /// paths: `false` once either was deleted, renamed (a wipe's trash) or replaced.
+    ///
+    /// - Complexity: four `stat` calls.
+    func directoriesAreCurrent() -> Bool {
+        var held = stat()
+        var atPath = stat()
+        guard fstat(root.descriptor, &held) == 0, stat(rootPath, &atPath) == 0, FileNumber(held) == FileNumber(atPath),
+            fstat(version.descriptor, &held) == 0, fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) == 0,
+            FileNumber(held) == FileNumber(atPath)
+        else { return false }
+        return true
+    }
+
+    /// Makes the root and the version directory again where they were deleted or replaced, and
+    /// points the descriptors held for them at the directories now at their paths.
+    ///
+    /// The descriptor numbers stay the same (the new directory is duplicated onto the old
+    /// number), so a read using one in another thread meanwhile sees the old directory or the
+    /// new one, never a closed or reused descriptor. Directories held open for reads are let
+    /// go. Call holding the write lock, or before any write (opening).
+    ///
+    /// - Throws: `SystemError` when a directory cannot be made or opened.
+    func recreateDirectories() throws(SystemError) {
+        var held = stat()
+        var atPath = stat()
+        if fstat(root.descriptor, &held) != 0 || stat(rootPath, &atPath) != 0 || FileNumber(held) != FileNumber(atPath) {
+            if let errorNumber = faults?(.makeDirectory, rootPath) {
+                throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: rootPath)
+            }
+            try Self.makeDirectories(rootPath)
+            let fresh = systemOpen(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+            guard fresh >= 0 else { throw .last("open", rootPath) }
+            defer { close(fresh) }
+            try Self.replace(root.descriptor, with: fresh, rootPath)
+        }
+        if fstat(version.descriptor, &held) != 0 || fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) != 0
+            || FileNumber(held) != FileNumber(atPath)
+        {
+            if let errorNumber = faults?(.makeDirectory, versionPath) {
+                throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: versionPath)
+            }
+            guard let fresh = try Self.openDirectory(
+                in: root.descriptor, versionName, displayPath: versionPath, create: true, onDamage: onDamage)
+            else { throw SystemError(operation: "open", errorNumber: ENOENT, path: versionPath) }
+            defer { close(fresh) }
+            try Self.replace(version.descriptor, with: fresh, versionPath)
+        }
+        directories.forgetAll()
+    }
+
+    /// Makes `descriptor` refer to what `fresh` refers to, keeping its number and close-on-exec.
+    static func replace(_ descriptor: Int32, with fresh: Int32, _ display: String) throws(SystemError) {
+        while dup2(fresh, descriptor) < 0 {
+            guard errno == EINTR || errno == EBUSY else { throw .last("dup2", display) }
+        }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    }
+
+    /// Which file (device and inode) is at `path` now, not following a link; `nil` when none.
+    func fileNumber(of path: CachePath) -> FileNumber? {
+        guard let directory = try? openDirectory(of: path, create: false) else { return nil }
+        defer { if directory != version.descriptor { close(directory) } }
+        var info = stat()
+        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return FileNumber(info)
+    }
+
+    /// Opens the regular file at `path` read-only (a read-only root's lock file); -1 when there
+    /// is none, or it is not a regular file.
+    func openForReadingIfPresent(_ path: CachePath) -> Int32 {
+        guard let directory = try? openDirectory(of: path, create: false) else { return -1 }
+        defer { if directory != version.descriptor { close(directory) } }
+        let descriptor = openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return -1 }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
     // MARK: - Reading
 
     /// A regular file opened for reading, with the facts `fstat` gave.
@@ -498,10 +583,26 @@ struct FileSystem: Sendable {
         try moveOutOfView(name, in: version.descriptor, display: versionPath + "/" + name)
     }
 
-    /// Moves the entry `name` of the root out of view (another version's directory), as
-    /// ``moveOutOfView(userDirectory:)`` does.
-    func moveOutOfView(rootEntry name: String) throws(SystemError) -> String? {
-        try moveOutOfView(name, in: root.descriptor, display: rootPath + "/" + name)
+    /// Moves another version's directory `name` of the root out of view, as
+    /// ``moveOutOfView(userDirectory:)`` does, once that version's batch under way (if any) has
+    /// finished: its lock file's lock is taken for the rename, so a writer of that version never
+    /// has the directory moved under it mid-batch. A writer that does not let go within about a
+    /// second (a stopped process) does not stop the move.
+    func moveOutOfView(versionDirectory name: String) throws(SystemError) -> String? {
+        var lock: Int32 = -1
+        let directory = openat(root.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if directory >= 0 {
+            lock = openat(directory, ProcessCoordinator.fileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            close(directory)
+        }
+        defer { if lock >= 0 { close(lock) } }
+        if lock >= 0 {
+            for _ in 0..<100 {
+                if flock(lock, LOCK_EX | LOCK_NB) == 0 || (errno != EWOULDBLOCK && errno != EINTR) { break }
+                usleep(10_000)
+            }
+        }
+        return try moveOutOfView(name, in: root.descriptor, display: rootPath + "/" + name)
     }
 
     /// Renames `name` of the directory `directory` to a new trash name in the root.

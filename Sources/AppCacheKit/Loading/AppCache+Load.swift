@@ -93,6 +93,7 @@ extension AppCache {
         var loaded: LoadedItems<Model>
         var validators: CacheValidators?
         var isPinned: Bool
+        var expiry: Date?
     }
 
     /// The steps of a load, on the load's own task.
@@ -149,24 +150,27 @@ extension AppCache {
     /// load began (`switches`): a load never shows another user's items.
     func readForLoad<Model: CacheableModel>(_ type: Model.Type, key: String?, switches: UInt64) throws -> CachedForLoad<Model>? {
         let info = typeInfo(Model.self)
-        var found: (items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool)?
+        var found: (
+            items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool,
+            expiry: Date?
+        )?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            let facts = state.withLock { state -> (CacheValidators?, Bool)? in
+            let facts = state.withLock { state -> (CacheValidators?, Bool, Date?)? in
                 guard let owner = state.memory.owner(of: ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)),
                     let entry = state.memory.peek(owner)
                 else { return nil }
-                return (entry.record.validators, entry.isPinned)
+                return (entry.record.validators, entry.isPinned, entry.record.expiry)
             }
-            found = (hit.items.items(as: Model.self), hit.cachedDate, .memory, facts?.0, facts?.1 ?? false)
+            found = (hit.items.items(as: Model.self), hit.cachedDate, .memory, facts?.0, facts?.1 ?? false, facts?.2)
         } else if let loaded = try loadAfterMiss(Model.self, key: key) {
-            found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned)
+            found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned, loaded.expiry)
         }
         guard let found, state.withLock({ $0.switches }) == switches else { return nil }
         return CachedForLoad(
             loaded: LoadedItems(
                 items: found.items, cachedDate: found.cachedDate, isStale: isStale(cachedAt: found.cachedDate, threshold: info.threshold),
                 source: found.source),
-            validators: found.validators, isPinned: found.isPinned)
+            validators: found.validators, isPinned: found.isPinned, expiry: found.expiry)
     }
 
     /// Runs `fetch` once for a flight and stores what it brings for `session`'s user.

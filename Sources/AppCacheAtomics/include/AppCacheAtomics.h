@@ -1,0 +1,35 @@
+// Atomic access to 64-bit words in memory that several processes map (the lock file's shared
+// words, see ProcessCoordinator). Swift 6.0 at the package's iOS 16 floor has no atomics that
+// work on such memory (the Synchronization module's `Atomic` needs iOS 18), so these few C11
+// functions give every access one atomic instruction with the ordering it needs. Plain Swift
+// loads and stores of memory another thread or process writes are a data race.
+#ifndef APPCACHE_ATOMICS_H
+#define APPCACHE_ATOMICS_H
+
+#include <stdint.h>
+#include <stdatomic.h>
+
+/// Reads the word at `word` with acquire ordering: what its writer wrote before the matching
+/// release store is visible after this load.
+static inline uint64_t appcache_load_acquire(const uint64_t *word) {
+    return atomic_load_explicit((const _Atomic(uint64_t) *)word, memory_order_acquire);
+}
+
+/// Writes `value` to the word at `word` with release ordering.
+static inline void appcache_store_release(uint64_t *word, uint64_t value) {
+    atomic_store_explicit((_Atomic(uint64_t) *)word, value, memory_order_release);
+}
+
+/// Adds one to the word at `word` in one atomic step and returns the new value.
+static inline uint64_t appcache_increment(uint64_t *word) {
+    return atomic_fetch_add_explicit((_Atomic(uint64_t) *)word, 1, memory_order_acq_rel) + 1;
+}
+
+/// Whether 64-bit atomics on this platform are lock-free, as memory shared between processes
+/// requires (a lock inside the library would not be shared).
+static inline int appcache_atomics_are_lock_free(void) {
+    _Atomic(uint64_t) probe = 0;
+    return atomic_is_lock_free(&probe);
+}
+
+#endif
