@@ -35,8 +35,9 @@ extension AppCache {
     }
 
     /// Removes every expired collection that is not pinned, of every user, from memory and
-    /// disk, and the temporary files of writes a crash cut short. Reads never return expired
-    /// collections anyway; this reclaims their space.
+    /// disk, the temporary files of writes a crash cut short, and what earlier wipes moved out
+    /// of view but could not delete then (those that still cannot be deleted go to
+    /// `diagnostics`). Reads never return expired collections anyway; this reclaims their space.
     ///
     /// Temporary files of other processes' writes under way are never touched: this runs while
     /// holding the lock every writer holds.
@@ -47,6 +48,8 @@ extension AppCache {
     public func removeExpired() throws {
         let now = configuration.now()
         try removeArchives(ofAllUsers: true, sweeping: true) { $0.isExpired(at: now) }
+        // What earlier wipes moved out of view but could not delete then.
+        if !coordinator.isReadOnly { reportAll(store.deleteLeftoverTrash()) }
     }
 
     /// Pins the collection of `Model` under `key`: it ignores its time to live until unpinned.

@@ -47,11 +47,9 @@ final class BinaryPayloadDecoder: Decoder {
         var depth = 0
     }
 
-    private let state: UnsafeMutablePointer<State> = {
-        let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
-        state.initialize(to: State())
-        return state
-    }()
+    /// Allocated in `init` once nothing can throw: an initialiser that throws before every
+    /// stored property is set never runs `deinit`, so memory allocated before the throw leaked.
+    private let state: UnsafeMutablePointer<State>
 
     /// Where a key name lies in the payload.
     struct KeySpan {
@@ -84,17 +82,16 @@ final class BinaryPayloadDecoder: Decoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    private init(reader: ByteReader) throws {
-        self.reader = reader
+    /// Checks the payload's frame and reads its key table; throws before anything is allocated.
+    private convenience init(reader: ByteReader) throws {
         guard reader.count >= 5 else { throw Self.corrupted(.truncated) }
         // Offsets are 32-bit (the encoder writes no payload of 4 GiB or more).
         guard reader.count <= Int(UInt32.max) else { throw Self.corrupted(.malformed("a payload over 4 GiB")) }
         let tableOffset = Int(try Self.check { try reader.fixed(UInt32.self, at: reader.count - 4) })
         guard tableOffset < reader.count - 4 else { throw Self.corrupted(.malformed("a key table outside the payload")) }
-        valuesEnd = tableOffset
         let limit = reader.count - 4
         let table = ByteReader(base: reader.base, count: limit)
-        state.pointee.keySpans = try Self.check {
+        let keySpans = try Self.check {
             // Each name takes at least its length's byte: the count is checked against them.
             var (count, offset) = try table.length(at: tableOffset, limit: limit - tableOffset)
             var spans: [KeySpan] = []
@@ -108,6 +105,14 @@ final class BinaryPayloadDecoder: Decoder {
             }
             return spans
         }
+        self.init(reader: reader, valuesEnd: tableOffset, keySpans: keySpans)
+    }
+
+    private init(reader: ByteReader, valuesEnd: Int, keySpans: [KeySpan]) {
+        self.reader = reader
+        self.valuesEnd = valuesEnd
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(keySpans: keySpans))
     }
 
     deinit {

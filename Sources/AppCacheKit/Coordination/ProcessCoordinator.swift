@@ -95,6 +95,9 @@ final class ProcessCoordinator: @unchecked Sendable {
             descriptor = fileSystem.openForReadingIfPresent(path)
         } else {
             do throws(SystemError) {
+                if let errorNumber = fileSystem.faults?(.openLockFile, display) {
+                    throw SystemError(operation: "open", errorNumber: errorNumber, path: display)
+                }
                 descriptor = try fileSystem.openForUpdate(path)
             } catch {
                 guard error.code == .permissionDenied else { throw error }

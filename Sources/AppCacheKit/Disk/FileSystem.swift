@@ -43,6 +43,8 @@ struct FileSystem: Sendable {
     /// A step that tests can make fail with a chosen `errno`.
     enum Operation: Sendable, Hashable {
         case makeDirectory, createFile, write, rename, remove, read
+        /// Opening the lock file for writing (a read-only root refuses it).
+        case openLockFile
     }
 
     /// Returns the `errno` to fail an operation with, or `nil` to let it run. Tests only.
