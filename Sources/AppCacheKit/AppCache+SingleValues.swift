@@ -118,13 +118,13 @@ extension AppCache {
         let info = typeInfo(Model.self)
         let id = ObjectIdentifier(Model.self)
         let updateKey = UpdateKey(type: id, key: key)
-        guard !Self.updatesUnderWay.contains(updateKey) else {
+        guard !Self.updatesUnderWay.get().contains(updateKey) else {
             throw AppCacheError(
                 code: .nestedUpdate,
                 message: "updateItems was called from inside an updateItems of the same collection; the inner update would undo the outer one, so it was refused.",
                 cacheName: info.cacheName, key: key)
         }
-        return try Self.$updatesUnderWay.withValue(Self.updatesUnderWay.union([updateKey])) { () throws -> [Model]? in
+        return try Self.updatesUnderWay.withValue(Self.updatesUnderWay.get().union([updateKey])) { () throws -> [Model]? in
             // Read and write for one user: a switch during the read means reading again (or,
             // for a given session, dropping the update).
             var switchesSeen = 0
@@ -168,7 +168,7 @@ extension AppCache {
 
     /// The collections whose `updateItems` is running on this thread or task: a nested update
     /// of one of them is refused rather than left to undo the outer one.
-    @TaskLocal static var updatesUnderWay: Set<UpdateKey> = []
+    static let updatesUnderWay = TaskLocal<Set<UpdateKey>>(wrappedValue: [])
 
     /// Which collection an update works on.
     struct UpdateKey: Hashable, Sendable {

@@ -140,13 +140,20 @@ public final class AppCache: Sendable {
     /// any wipe an earlier run left unfinished.
     ///
     /// Opening lists only the root directory, so it takes the same time however many archives
-    /// the cache holds.
+    /// the cache holds. Trash an earlier wipe could not delete is deleted now, or, if it still
+    /// cannot be, reported to `diagnostics` and left for later: it never stops the cache from
+    /// opening.
+    ///
+    /// A root this process cannot write (a read-only volume, a directory of another user)
+    /// opens read-only, as SQLite opens a read-only database: reads serve the archives there;
+    /// write-through writes, flushes and removals throw `permissionDenied`; dirty collections
+    /// stay in memory. `diagnostics` is told once.
     ///
     /// - Throws: `invalidConfiguration` for an empty `schemaVersion` or a negative limit or
     ///   delay; `invalidUser` for an empty user id; `notADirectory` when the root is a file;
     ///   `permissionDenied` or `ioFailure` when the root or the version directory cannot be
-    ///   made or opened; `versionWipeFailed` when old data cannot be removed (the cache refuses
-    ///   to open rather than mix versions).
+    ///   made or opened; `versionWipeFailed` when another version's directory cannot be moved
+    ///   out of view (the cache refuses to open rather than mix versions).
     public init(configuration: Configuration) throws {
         try configuration.validate()
         self.configuration = configuration

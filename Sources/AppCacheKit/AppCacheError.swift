@@ -53,8 +53,8 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// There is no cached collection to act on: pinning a collection that is not cached, or
         /// a load's fetch answering `.notModified` when nothing is cached.
         public static let notCached = Code("notCached")
-        /// Data of another app schema version could not be wiped when the cache opened. The
-        /// cache refuses to open rather than mix old and new data.
+        /// Data of another app schema version could not be moved out of view when the cache
+        /// opened. The cache refuses to open rather than mix old and new data.
         public static let versionWipeFailed = Code("versionWipeFailed")
         /// A configuration value the cache cannot work with: an empty `schemaVersion`, a
         /// negative limit or delay. Thrown by ``AppCache/init(configuration:)``; nothing was

@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge] [--seed N] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -24,14 +24,18 @@ import MenuModel
 /// - **fuzz**: the binary decoder on mutated payloads of both sample models (100,000 quick,
 ///   50 million long), in children of a seed each: no crash, no hang;
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
-///   collection its `deinit` was writing must be on disk.
+///   collection its `deinit` was writing must be on disk;
+/// - **purge**: two instances write, read and flush from four threads while the root or the
+///   version directory is deleted, or renamed away as trash, at random moments: reads are
+///   whole or miss, a flush after the purges writes every dirty collection, and nothing is
+///   written into a directory renamed away.
 ///
 /// Prints what it did and every violation; exits 1 on any. `--quick` (CI) takes under two
 /// minutes; the default is the long run whose figures the README quotes.
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge] [--seed N] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -47,7 +51,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -97,6 +101,9 @@ struct AppCacheTorture {
                     try DamagedMode(base: base, quick: quick, report: report).run()
                 case "exit":
                     try ExitMode(base: base, quick: quick, report: report).run()
+                case "purge":
+                    var purge = PurgeMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
+                    try purge.run()
                 case "fuzz":
                     var fuzz = FuzzMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try fuzz.run()
