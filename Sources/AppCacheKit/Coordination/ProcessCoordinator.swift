@@ -105,17 +105,19 @@ final class ProcessCoordinator: @unchecked Sendable {
                 descriptor = fileSystem.openForReadingIfPresent(path)
             }
         }
-        if !readOnly {
-            var info = stat()
-            if fstat(descriptor, &info) != 0 || (Int(info.st_size) < Self.fileSize && ftruncate(descriptor, off_t(Self.fileSize)) != 0) {
-                let failure = SystemError.last("ftruncate", display)
-                close(descriptor)
-                throw failure
-            }
-        }
         var info = stat()
+        if !readOnly {
+            do throws(SystemError) {
+                info = try Self.grow(descriptor, display)
+            } catch {
+                close(descriptor)
+                throw error
+            }
+        } else if descriptor >= 0, fstat(descriptor, &info) != 0 {
+            info.st_size = 0
+        }
         let mapped: UnsafeMutableRawPointer?
-        if descriptor >= 0, fstat(descriptor, &info) == 0, Int(info.st_size) >= Self.fileSize {
+        if descriptor >= 0, Int(info.st_size) >= Self.fileSize {
             mapped = mmap(nil, Self.fileSize, readOnly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
             number = FileNumber(info)
         } else {
@@ -177,16 +179,26 @@ final class ProcessCoordinator: @unchecked Sendable {
         let display = fileSystem.displayPath(path)
         let fresh = try fileSystem.openForUpdate(path)
         defer { close(fresh) }
-        var info = stat()
-        guard fstat(fresh, &info) == 0 else { throw .last("fstat", display) }
-        if Int(info.st_size) < Self.fileSize {
-            guard ftruncate(fresh, off_t(Self.fileSize)) == 0 else { throw .last("ftruncate", display) }
-        }
+        let info = try Self.grow(fresh, display)
         // The old file's lock goes with it; the lock is not held here.
         guard dup2(fresh, descriptor) >= 0 else { throw .last("dup2", display) }
         let mapped = mmap(mapping, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
         guard let mapped, mapped != MAP_FAILED, mapped == mapping else { throw .last("mmap", display) }
         number = FileNumber(info)
+    }
+
+    /// Grows the lock file open at `descriptor` to ``fileSize`` if it is shorter, so that the
+    /// mapped words are inside it.
+    ///
+    /// - Returns: the file's facts, its size at least ``fileSize``.
+    private static func grow(_ descriptor: Int32, _ display: String) throws(SystemError) -> stat {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+        if Int(info.st_size) < fileSize {
+            guard ftruncate(descriptor, off_t(fileSize)) == 0 else { throw .last("ftruncate", display) }
+            info.st_size = off_t(fileSize)
+        }
+        return info
     }
 
     /// Releases the write lock.

@@ -125,13 +125,7 @@ struct FileSystem: Sendable {
     ///
     /// - Complexity: four `stat` calls.
     func directoriesAreCurrent() -> Bool {
-        var held = stat()
-        var atPath = stat()
-        guard fstat(root.descriptor, &held) == 0, stat(rootPath, &atPath) == 0, FileNumber(held) == FileNumber(atPath),
-            fstat(version.descriptor, &held) == 0, fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) == 0,
-            FileNumber(held) == FileNumber(atPath)
-        else { return false }
-        return true
+        rootIsCurrent() && versionIsCurrent()
     }
 
     /// Makes the root and the version directory again where they were deleted or replaced, and
@@ -144,9 +138,7 @@ struct FileSystem: Sendable {
     ///
     /// - Throws: `SystemError` when a directory cannot be made or opened.
     func recreateDirectories() throws(SystemError) {
-        var held = stat()
-        var atPath = stat()
-        if fstat(root.descriptor, &held) != 0 || stat(rootPath, &atPath) != 0 || FileNumber(held) != FileNumber(atPath) {
+        if !rootIsCurrent() {
             if let errorNumber = faults?(.makeDirectory, rootPath) {
                 throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: rootPath)
             }
@@ -156,9 +148,7 @@ struct FileSystem: Sendable {
             defer { close(fresh) }
             try Self.replace(root.descriptor, with: fresh, rootPath)
         }
-        if fstat(version.descriptor, &held) != 0 || fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) != 0
-            || FileNumber(held) != FileNumber(atPath)
-        {
+        if !versionIsCurrent() {
             if let errorNumber = faults?(.makeDirectory, versionPath) {
                 throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: versionPath)
             }
@@ -169,6 +159,23 @@ struct FileSystem: Sendable {
             try Self.replace(version.descriptor, with: fresh, versionPath)
         }
         directories.forgetAll()
+    }
+
+    /// Whether the root held open is the directory at the root's path (following a link: the
+    /// root is the app's path).
+    private func rootIsCurrent() -> Bool {
+        var held = stat()
+        var atPath = stat()
+        return fstat(root.descriptor, &held) == 0 && stat(rootPath, &atPath) == 0 && FileNumber(held) == FileNumber(atPath)
+    }
+
+    /// Whether the version directory held open is the one now in the held root.
+    private func versionIsCurrent() -> Bool {
+        var held = stat()
+        var atPath = stat()
+        return fstat(version.descriptor, &held) == 0
+            && fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) == 0
+            && FileNumber(held) == FileNumber(atPath)
     }
 
     /// Makes `descriptor` refer to what `fresh` refers to, keeping its number and close-on-exec.
