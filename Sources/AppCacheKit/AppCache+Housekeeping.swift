@@ -9,13 +9,13 @@ extension AppCache {
     public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
         let info = typeInfo(Model.self)
         guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return }
-        try withDiskWrites { book in
+        try withDiskWrites { batch in
             let archiveKey = state.withLock { state in
-                let archiveKey = ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)
+                let archiveKey = ArchiveKey(info.cacheNamePart, user: state.user, key: key)
                 state.memory.remove(archiveKey)
                 return archiveKey
             }
-            try deleteArchive(at: store.layout.archivePath(for: archiveKey), key: archiveKey, &book)
+            try batch.delete(at: disk.store.layout.archivePath(for: archiveKey), key: archiveKey)
         }
     }
 
@@ -49,7 +49,7 @@ extension AppCache {
         let now = configuration.now()
         try removeArchives(ofAllUsers: true, sweeping: true) { $0.isExpired(at: now) }
         // What earlier wipes moved out of view but could not delete then.
-        if !coordinator.isReadOnly { reportAll(store.deleteLeftoverTrash()) }
+        if !disk.isReadOnly { reportAll(disk.store.deleteLeftoverTrash()) }
     }
 
     /// Pins the collection of `Model` under `key`: it ignores its time to live until unpinned.
@@ -77,14 +77,14 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() throws -> [CacheEntry] {
         let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-        return listEntries(memoryUser: slot, paths: try store.archivePaths(user: user))
+        return listEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user))
     }
 
     /// The collections of every user, from memory and disk, without decoding any items.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entriesOfAllUsers() throws -> [CacheEntry] {
-        listEntries(memoryUser: nil, paths: try store.archivePathsOfAllUsers())
+        listEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers())
     }
 
     // MARK: - Private
@@ -92,13 +92,13 @@ extension AppCache {
     private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
         let info = typeInfo(Model.self)
         try Self.checkKey(key, cacheName: info.cacheName)
-        let failure = try withDiskWrites { book -> AppCacheError? in
+        let failure = try withDiskWrites { batch -> AppCacheError? in
             let (archiveKey, held) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
-                let archiveKey = ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)
+                let archiveKey = ArchiveKey(info.cacheNamePart, user: state.user, key: key)
                 guard let owner = state.memory.owner(of: archiveKey), let entry = state.memory.peek(owner) else { return (archiveKey, nil) }
                 return (archiveKey, (owner, entry))
             }
-            let path = store.layout.archivePath(for: archiveKey)
+            let path = disk.store.layout.archivePath(for: archiveKey)
             // What memory holds is newest: write it, pin and all, as a flush would. A clean
             // entry keeps no payload; its items are encoded again.
             if let held, held.entry.hasPayload || held.key.type == ObjectIdentifier(Model.self) {
@@ -115,7 +115,7 @@ extension AppCache {
                             cacheName: info.cacheName, key: key, underlyingError: error)
                     }
                 }
-                let identity = try writeArchive(record, forKey: archiveKey, at: path, &book)
+                let identity = try batch.write(record, forKey: archiveKey, at: path)
                 state.withLock { state in
                     state.memory.setPinned(pinned, for: archiveKey)
                     state.memory.didWrite(held.key, generation: held.entry.generation, identity: identity, spilled: false)
@@ -125,19 +125,19 @@ extension AppCache {
             let notCached = AppCacheError(
                 code: .notCached, message: "There is no cached collection to \(pinned ? "pin" : "unpin").",
                 cacheName: info.cacheName, key: key)
-            switch try store.value(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) {
+            switch try disk.store.record(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) {
             case .missing:
                 return notCached
             case .damaged(let problem, _):
-                try deleteArchive(at: path, key: archiveKey, &book)
-                book.problems.append(AppCacheError(
+                try batch.delete(at: path, key: archiveKey)
+                batch.report(AppCacheError(
                     code: problem.code, message: problem.message + " The file was removed.", cacheName: info.cacheName,
-                    key: key, path: store.layout.absolutePath(path)))
+                    key: key, path: disk.store.layout.absolutePath(path)))
                 return notCached
             case .found(var record, _):
                 guard !record.isExpired(at: configuration.now()) else { return notCached }
                 record.isPinned = pinned
-                let identity = try writeArchive(record, forKey: archiveKey, at: path, &book)
+                let identity = try batch.write(record, forKey: archiveKey, at: path)
                 if let held {
                     state.withLock { state in
                         state.memory.setPinned(pinned, for: archiveKey)
@@ -153,36 +153,36 @@ extension AppCache {
     /// Removes the archives (of the current user, or all users) whose records `shouldRemove`
     /// picks, and the memory entries it picks; with `sweeping`, also every temporary file.
     private func removeArchives(ofAllUsers: Bool, sweeping: Bool = false, where shouldRemove: (ArchiveRecord) -> Bool) throws {
-        try withDiskWrites { book in
+        try withDiskWrites { batch in
             let (user, doomed) = state.withLock { state in
                 let doomed = Set(state.memory.entries(user: ofAllUsers ? nil : state.userSlot)
                     .filter { shouldRemove($0.record) }.map(\.archiveKey))
                 for archiveKey in doomed { state.memory.remove(archiveKey) }
                 return (state.user, doomed)
             }
-            let paths = ofAllUsers ? try store.archivePathsOfAllUsers() : try store.archivePaths(user: user)
+            let paths = ofAllUsers ? try disk.store.archivePathsOfAllUsers() : try disk.store.archivePaths(user: user)
             for path in paths {
-                guard case .summary(let summary) = store.summary(at: path), store.layout.archivePath(for: summary.archiveKey) == path else {
+                guard case .summary(let summary) = disk.store.summary(at: path), disk.store.layout.archivePath(for: summary.archiveKey) == path else {
                     continue
                 }
                 let archiveKey = summary.archiveKey
                 // A collection memory holds is judged by memory, which is newer.
                 let inMemory = state.withLock { $0.memory.owner(of: archiveKey) != nil }
                 if !inMemory && shouldRemove(summary.record) || doomed.contains(archiveKey) {
-                    try deleteArchive(at: path, key: archiveKey, &book)
+                    try batch.delete(at: path, key: archiveKey)
                 }
             }
             if sweeping {
                 // Every writer holds the lock file while its temporary file exists, and this
                 // batch holds it now: whatever temporary file is left is a crash's.
-                store.sweepTemporaryFiles()
+                batch.sweepTemporaryFiles()
             }
         }
     }
 
     private func listEntries(memoryUser: Int?, paths: [CachePath]) -> [CacheEntry] {
         let now = configuration.now()
-        let change = coordinator.changeCount
+        let change = disk.changeCount
         let (memoryEntries, epoch, thresholds) = state.withLock { state in
             state.observe(change: change)
             return (
@@ -194,9 +194,9 @@ extension AppCache {
         func threshold(_ cacheName: String, recorded: Duration?) -> Duration {
             recorded ?? configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? configuration.defaultStalenessThreshold
         }
-        var listed: [ArchiveKey: (entry: CacheEntry, identity: FileIdentity?)] = [:]
+        var listed: [ArchiveKey: (entry: CacheEntry, identity: FileVersion?)] = [:]
         for path in paths {
-            guard case .summary(let summary) = store.summary(at: path), store.layout.archivePath(for: summary.archiveKey) == path else {
+            guard case .summary(let summary) = disk.store.summary(at: path), disk.store.layout.archivePath(for: summary.archiveKey) == path else {
                 continue
             }
             let header = summary.header
@@ -205,22 +205,20 @@ extension AppCache {
                 user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
                 cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 modelSchemaVersion: Int(clamping: header.schemaVersion),
-                isStale: Self.isStale(age: Self.age(of: summary.cachedDate, now: now), threshold: threshold(header.cacheName, recorded: header.stalenessThreshold)),
+                isStale: Duration.age(of: summary.cachedDate, now: now).isStale(threshold: threshold(header.cacheName, recorded: header.stalenessThreshold)),
                 isInMemory: false, isOnDisk: true, isDirty: false), summary.identity)
         }
         for entry in memoryEntries where !entry.record.isExpired(at: now) {
             let archiveKey = entry.archiveKey
             let onDisk = listed[archiveKey]
-            if entry.epoch != epoch, let onDisk, onDisk.identity != entry.diskIdentity {
-                // Another process changed the archive since memory last checked: memory's copy
-                // stands only if it is dirty and newer.
-                guard entry.isDirty, entry.cachedDate >= onDisk.entry.cachedDate else { continue }
-            }
+            // Another process may have changed the archive since memory last checked.
+            let facts = onDisk.flatMap { found in found.identity.map { FileFacts(identity: $0, modificationDate: found.entry.cachedDate) } }
+            guard entry.agrees(withDisk: facts, epoch: epoch) else { continue }
             listed[archiveKey] = (CacheEntry(
                 user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
                 bytes: onDisk?.entry.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
                 isPinned: entry.isPinned, modelSchemaVersion: Int(clamping: entry.record.schemaVersion),
-                isStale: Self.isStale(age: Self.age(of: entry.cachedDate, now: now), threshold: threshold(archiveKey.cacheName, recorded: entry.record.stalenessThreshold)),
+                isStale: Duration.age(of: entry.cachedDate, now: now).isStale(threshold: threshold(archiveKey.cacheName, recorded: entry.record.stalenessThreshold)),
                 isInMemory: true, isOnDisk: onDisk != nil, isDirty: entry.isDirty), onDisk?.identity)
         }
         return listed.values.map(\.entry).sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }

@@ -37,10 +37,10 @@ extension AppCache {
             guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
             (items, cachedDate) = (loaded.items, loaded.cachedDate)
         }
-        let age = Self.age(of: cachedDate, now: configuration.now())
+        let age = Duration.age(of: cachedDate, now: configuration.now())
         return CachedCollection(
             items: items, cachedDate: cachedDate, age: age,
-            isStale: Self.isStale(age: age, threshold: typeInfo(Model.self).threshold))
+            isStale: age.isStale(threshold: typeInfo(Model.self).threshold))
     }
 
     /// Whether the collection of `Model` under `key` is missing or older than the type's
@@ -65,11 +65,11 @@ extension AppCache {
         var user: String?
         let entry = checkedEntry { state in
             user = state.user
-            return state.memory.owner(of: ArchiveKey(seed: info.archiveSeed, user: state.user, key: key))
+            return state.memory.owner(of: ArchiveKey(info.cacheNamePart, user: state.user, key: key))
         }
         if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
-        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: user, key: key)
-        guard let archive = store.summary(at: store.layout.archivePath(for: archiveKey), forKey: archiveKey) else { return nil }
+        let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
+        guard let archive = disk.store.summary(at: disk.store.layout.archivePath(for: archiveKey), forKey: archiveKey) else { return nil }
         return archive.record.isExpired(at: now) ? nil : archive.cachedDate
     }
 
@@ -84,7 +84,7 @@ extension AppCache {
 
     /// Whether items cached at `date` are stale now, by `threshold`.
     func isStale(cachedAt date: Date, threshold: Duration) -> Bool {
-        Self.isStale(age: Self.age(of: date, now: configuration.now()), threshold: threshold)
+        Duration.age(of: date, now: configuration.now()).isStale(threshold: threshold)
     }
 
     /// The memory layer's answer for a model type and key of the current user, counting a hit
@@ -102,7 +102,7 @@ extension AppCache {
     func memoryLookup<Answer>(
         _ type: ObjectIdentifier, _ key: String?, _ look: (inout MemoryStore, MemoryKey) -> Answer?
     ) -> Answer? {
-        let change = coordinator.changeCount
+        let change = disk.changeCount
         return state.withLock { state in
             guard change == state.syncedChange else { return nil }
             return look(&state.memory, MemoryKey(type: type, key: key, user: state.userSlot))
@@ -129,7 +129,7 @@ extension AppCache {
             return MemoryKey(type: id, key: key, user: state.userSlot)
         }
         guard let context else { return nil }
-        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: context.user, key: key)
+        let archiveKey = ArchiveKey(info.cacheNamePart, user: context.user, key: key)
         if let (memoryKey, entry) = found {
             let hit = MemoryHit(entry)
             guard hit.expires, hit.expiry <= configuration.now() else {
@@ -140,7 +140,7 @@ extension AppCache {
             }
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
-            if !coordinator.isReadOnly { try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey) }
+            if !disk.isReadOnly { try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey) }
             return nil
         }
         return try load(Model.self, key: key, archiveKey: archiveKey, context: context)
@@ -202,12 +202,10 @@ extension AppCache {
     /// it agrees with the disk.
     ///
     /// An entry not checked since another process or instance changed the disk is checked now,
-    /// outside the lock, against its archive file: a clean entry agrees only with the very file
-    /// it was read from or written to; a dirty one (memory's newer items, not yet written)
-    /// stands unless the disk holds items cached later. An entry that does not agree leaves
-    /// memory.
+    /// outside the lock, against its archive file (``MemoryEntry/agrees(withDisk:epoch:)``); an
+    /// entry that does not agree leaves memory.
     func checkedEntry(_ find: (inout State) -> MemoryKey?) -> (key: MemoryKey, entry: MemoryEntry)? {
-        let change = coordinator.changeCount
+        let change = disk.changeCount
         let found = state.withLock { state -> (key: MemoryKey, entry: MemoryEntry, epoch: UInt32)? in
             state.observe(change: change)
             guard let key = find(&state), let entry = state.memory.peek(key) else { return nil }
@@ -215,15 +213,8 @@ extension AppCache {
         }
         guard let found else { return nil }
         if found.entry.epoch == found.epoch { return (found.key, found.entry) }
-        let onDisk = store.fileSystem.identity(of: found.entry.path)
-        let agrees: Bool
-        if onDisk?.identity == found.entry.diskIdentity {
-            agrees = true
-        } else if found.entry.isDirty {
-            agrees = onDisk.map { $0.modificationDate <= found.entry.cachedDate } ?? true
-        } else {
-            agrees = false
-        }
+        let onDisk = disk.store.facts(of: found.entry.path)
+        let agrees = found.entry.agrees(withDisk: onDisk, epoch: found.epoch)
         return state.withLock { state in
             if agrees {
                 state.memory.markChecked(found.key, generation: found.entry.generation, epoch: found.epoch, identity: onDisk?.identity)
@@ -253,15 +244,15 @@ extension AppCache {
             }
         }
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
-        let path = store.layout.archivePath(for: archiveKey)
+        let path = disk.store.layout.archivePath(for: archiveKey)
         // The payload is decoded where it was read, in the read's own buffer.
-        let read = try store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: coordinator.changeCount) {
+        let read = try disk.store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: disk.changeCount) {
             record, payload in
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
         }
         var record: ArchiveRecord
         let items: ErasedItems
-        let identity: FileIdentity
+        let identity: FileVersion
         let payloadSize: Int
         switch read {
         case .missing:
@@ -273,7 +264,7 @@ extension AppCache {
             identity = foundIdentity
             switch found.decoded {
             case .expired:
-                if !coordinator.isReadOnly { try removeArchive(at: path, ifStill: identity, key: archiveKey) }
+                if !disk.isReadOnly { try removeArchive(at: path, ifStill: identity, key: archiveKey) }
                 return nil
             case .unknownCodec(let number):
                 discard(
@@ -314,12 +305,12 @@ extension AppCache {
     /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,
     /// and tells `diagnostics` why.
     func discard(
-        _ path: CachePath, ifStill identity: FileIdentity?, key: ArchiveKey, code: AppCacheError.Code, message: String,
+        _ path: CachePath, ifStill identity: FileVersion?, key: ArchiveKey, code: AppCacheError.Code, message: String,
         cause: (any Error)? = nil
     ) {
         var text = message
         do {
-            if coordinator.isReadOnly {
+            if disk.isReadOnly {
                 text += " The cache is read-only: the file stays."
             } else {
                 try removeArchive(at: path, ifStill: identity, key: key)
@@ -329,42 +320,24 @@ extension AppCache {
             text += " Removing the file failed too: \((error as? AppCacheError)?.message ?? "\(error)")"
         }
         reportAll([AppCacheError(
-            code: code, message: text, cacheName: key.cacheName, key: key.key, path: store.layout.absolutePath(path),
+            code: code, message: text, cacheName: key.cacheName, key: key.key, path: disk.store.layout.absolutePath(path),
             underlyingError: cause)])
     }
 
     /// Removes the archive at `path` in a batch of its own, if it is still the file `identity`
     /// (`nil`: still no regular file, such as a FIFO); a newer archive another writer put there
     /// stays.
-    func removeArchive(at path: CachePath, ifStill identity: FileIdentity?, key: ArchiveKey) throws {
-        try withDiskWrites { book in
-            guard store.fileSystem.identity(of: path)?.identity == identity else { return }
-            try deleteArchive(at: path, key: key, &book)
-        }
+    func removeArchive(at path: CachePath, ifStill identity: FileVersion?, key: ArchiveKey) throws {
+        try withDiskWrites { batch in try batch.delete(at: path, ifStill: identity, key: key) }
     }
 
     /// Notes a read of an archive as a use, for the disk budget; written to the journal with
-    /// the next batch, or in a batch of its own once enough have gathered.
-    ///
-    /// The notes are bounded whatever the reads: past ``pendingUsesCap`` (reads outpacing the
-    /// background batch) the oldest are dropped; they only order the budget's evictions, and
-    /// the newest uses are the ones that matter.
+    /// the next batch, or in a batch of its own, on the write-back queue, once enough gathered.
     private func recordUse(of path: CachePath) {
-        guard configuration.diskByteLimit != nil else { return }
-        let count = pendingUses.withLock { uses in
-            if uses.count >= Self.pendingUsesCap { uses.removeFirst(uses.count - Self.pendingUsesCap + 1) }
-            uses.append(path)
-            return uses.count
-        }
-        if count == Self.pendingUsesLimit {
+        if disk.noteUse(of: path) {
             writeBackQueue.async { [weak self] in
                 _ = try? self?.withDiskWrites { _ in }
             }
         }
     }
-
-    /// How many reads gather before they are written to the journal in a batch of their own.
-    static let pendingUsesLimit = 512
-    /// The most reads kept waiting for the journal.
-    static let pendingUsesCap = 4 * pendingUsesLimit
 }

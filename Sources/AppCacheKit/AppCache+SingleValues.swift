@@ -130,13 +130,13 @@ extension AppCache {
             var switchesSeen = 0
             var conflicts: UInt32 = 0
             for _ in 0..<Self.maximumUpdateAttempts {
-                let (current, switches, slot) = state.withLock { ($0.session, $0.switches, $0.userSlot) }
+                let (current, switches, slot) = state.withLock { ($0.session, $0.sessions.switches, $0.userSlot) }
                 if let given, given != current { return nil }
                 let memoryKey = MemoryKey(type: id, key: key, user: slot)
                 let writesBefore = state.withLock { $0.beginUpdate(memoryKey) }
                 defer { state.withLock { $0.endUpdate(memoryKey) } }
                 let cached = try readForLoad(Model.self, key: key, switches: switches)
-                if cached == nil, state.withLock({ $0.switches }) != switches {
+                if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
                     switchesSeen += 1
                     if given != nil || switchesSeen >= 3 { return nil }
                     continue
@@ -145,7 +145,7 @@ extension AppCache {
                 try transform(&items)
                 let kept = cached.map { (cachedDate: $0.loaded.cachedDate, expiry: $0.expiry) }
                 do {
-                    let stored = try store(
+                    let stored = try save(
                         items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
                         validators: cached?.validators, session: current, kept: kept,
                         onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore })

@@ -18,7 +18,7 @@ extension AppCache {
         let previous = state.withLock { state -> Int? in
             guard state.user != user else { return nil }
             let previous = state.userSlot
-            state.switchUser(to: user)
+            state.sessions.switchUser(to: user)
             return previous
         }
         guard let previous else { return }
@@ -49,7 +49,7 @@ extension AppCache {
     ///   out of view; their archives are then unchanged (memory no longer holds them).
     public func removeUser(_ user: String?) throws {
         try wipe { state in
-            if user != nil, state.user == user { state.switchUser(to: nil) }
+            if user != nil, state.user == user { state.sessions.switchUser(to: nil) }
             return [user]
         }
     }
@@ -79,7 +79,7 @@ extension AppCache {
         }
         try wipe { state in
             guard let previous = state.user else { return [] }
-            state.switchUser(to: nil)
+            state.sessions.switchUser(to: nil)
             return [previous]
         }
     }
@@ -105,31 +105,21 @@ extension AppCache {
         var trashes: [String] = []
         defer {
             observers.notifyAll()
-            reportAll(trashes.compactMap { store.deleteTrash($0) })
+            reportAll(trashes.compactMap { disk.store.deleteTrash($0) })
         }
-        try withDiskWrites { book in
+        try withDiskWrites { batch in
             let directories = state.withLock { state -> [String] in
-                let users = allUsers ? Array(state.userSlots.keys) : resolveUsers(&state)
-                if allUsers { state.removalsOfAll += 1 }
+                let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
+                if allUsers { state.sessions.didRemoveDataOfAllUsers() }
                 for user in users {
-                    state.didRemoveData(of: user)
-                    if let slot = state.userSlots[user] { state.memory.removeAll(user: slot) }
+                    state.sessions.didRemoveData(of: user)
+                    if let slot = state.sessions.slot(of: user) { state.memory.removeAll(user: slot) }
                 }
                 return users.map(CacheLayout.userDirectoryName)
             }
-            let onDisk = allUsers ? try store.userDirectories() : []
+            let onDisk = allUsers ? try disk.store.userDirectories() : []
             for directory in Set(directories + onDisk).sorted() {
-                book.announce([.willRemoveAll(directory: directory)])
-                let trash: String?
-                do throws(SystemError) {
-                    trash = try store.fileSystem.moveOutOfView(userDirectory: directory)
-                } catch {
-                    throw AppCacheError(
-                        code: error.code, message: "The archives could not be removed; they are unchanged.",
-                        path: error.path, underlyingError: error)
-                }
-                book.record(.removeAll(directory: directory))
-                if let trash { trashes.append(trash) }
+                if let trash = try batch.wipe(userDirectory: directory) { trashes.append(trash) }
             }
         }
     }

@@ -35,7 +35,12 @@ extension AppCache {
 
     /// What the memory layer holds and how it has served so far.
     public var memoryStatistics: MemoryStatistics {
-        state.withLock { $0.memory.statistics }
+        state.withLock { state in
+            let memory = state.memory
+            return MemoryStatistics(
+                entries: memory.entryCount, bytes: memory.byteCount, dirtyEntries: memory.dirtyCount, hits: memory.hits,
+                misses: memory.misses, spills: memory.spills)
+        }
     }
 
     // MARK: - Internal
@@ -46,8 +51,8 @@ extension AppCache {
     func spill(_ keys: [MemoryKey]) -> [AppCacheError] {
         guard !keys.isEmpty else { return [] }
         do {
-            return try withDiskWrites { book in
-                write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &book)
+            return try withDiskWrites { batch in
+                write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &batch)
             }
         } catch {
             return unwritten(count: keys.count, because: error)
@@ -61,11 +66,11 @@ extension AppCache {
     /// - Returns: the errors of the writes that failed; those entries stay dirty.
     func writeDirtyEntries(until shouldStop: () -> Bool = { false }) -> [AppCacheError] {
         do {
-            return try withDiskWrites { book in
-                write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &book)
+            return try withDiskWrites { batch in
+                write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &batch)
             }
         } catch {
-            return unwritten(count: state.withLock { $0.memory.statistics.dirtyEntries }, because: error)
+            return unwritten(count: state.withLock { $0.memory.dirtyCount }, because: error)
         }
     }
 
@@ -78,25 +83,23 @@ extension AppCache {
         return Array(repeating: failure, count: count)
     }
 
-    /// Writes `entries` (taken inside `diskWrites`, which the caller holds) and records which
-    /// generations reached disk.
+    /// Writes `entries` (taken inside the batch) and records which generations reached disk.
     ///
     /// An entry not checked since another process or instance changed the disk is compared with
-    /// its archive first: when the disk holds items cached later than the entry's, those win,
-    /// and the entry leaves memory unwritten.
+    /// its archive first (``MemoryEntry/agrees(withDisk:epoch:)``): when the disk holds items
+    /// cached later than the entry's, those win, and the entry leaves memory unwritten.
     private func write(
         _ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, until shouldStop: () -> Bool = { false },
-        _ book: inout DiskBook
+        _ batch: inout DiskWriter.Batch
     ) -> [AppCacheError] {
         let epoch = state.withLock { $0.memory.epoch }
         var current: [(key: MemoryKey, entry: MemoryEntry)] = []
         var superseded: [(key: MemoryKey, entry: MemoryEntry)] = []
         for (key, entry) in entries {
-            if entry.epoch != epoch, let onDisk = store.fileSystem.identity(of: entry.path),
-                onDisk.identity != entry.diskIdentity, onDisk.modificationDate > entry.cachedDate {
-                superseded.append((key, entry))
-            } else {
+            if entry.epoch == epoch || entry.agrees(withDisk: batch.facts(of: entry.path), epoch: epoch) {
                 current.append((key, entry))
+            } else {
+                superseded.append((key, entry))
             }
         }
         if !superseded.isEmpty {
@@ -104,8 +107,8 @@ extension AppCache {
                 for (key, entry) in superseded { state.memory.remove(key, generation: entry.generation) }
             }
         }
-        let results = writeArchives(current.map { ($0.entry.record, $0.entry.archiveKey, $0.entry.path) }, until: shouldStop, &book)
-        var written: [(MemoryKey, UInt64, FileIdentity)] = []
+        let results = batch.write(current.map { ($0.entry.record, $0.entry.archiveKey, $0.entry.path) }, until: shouldStop)
+        var written: [(MemoryKey, UInt64, FileVersion)] = []
         var failures: [AppCacheError] = []
         for ((key, entry), result) in zip(current, results) {
             switch result {
@@ -131,18 +134,14 @@ extension AppCache {
     func scheduleWriteBack() {
         // A read-only cache cannot write: its dirty collections wait for an explicit flush
         // (which throws permissionDenied), rather than fail again every delay.
-        guard let delay = configuration.writeBackDelay, delay > .zero, !coordinator.isReadOnly else { return }
+        guard let delay = configuration.writeBackDelay, delay > .zero, !disk.isReadOnly else { return }
         let schedule = state.withLock { state -> Bool in
             guard !state.writeBackScheduled else { return false }
             state.writeBackScheduled = true
             return true
         }
         guard schedule else { return }
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let deadline: DispatchTime = nanoseconds.overflow
-            ? .distantFuture : .now() + .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
-        writeBackQueue.asyncAfter(deadline: deadline) { [weak self] in
+        writeBackQueue.asyncAfter(deadline: delay.dispatchDeadline) { [weak self] in
             self?.performScheduledWriteBack()
         }
     }
@@ -154,7 +153,7 @@ extension AppCache {
         let failures = writeDirtyEntries()
         reportAll(failures)
         // Failed writes wait for the next write-back, not a tight retry loop.
-        if state.withLock({ $0.memory.statistics.dirtyEntries > 0 }) {
+        if state.withLock({ $0.memory.dirtyCount > 0 }) {
             scheduleWriteBack()
         }
     }

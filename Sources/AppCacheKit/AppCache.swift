@@ -32,17 +32,11 @@ public final class AppCache: Sendable {
     /// The configuration the cache was opened with.
     public let configuration: Configuration
 
-    let store: DiskStore
-    let coordinator: ProcessCoordinator
+    /// The disk layer: reads through `disk.store`, every change through a batch.
+    let disk: DiskWriter
     /// Problems found while a lock may be held, delivered to `diagnostics` after unlocking.
     let reports: ProblemReports
     let state: Locked<State>
-    /// Held while archives are written or removed, so those writes happen in the order their
-    /// contents were cached; guards the disk index. Never taken by memory hits, nor inside
-    /// `state`. Use ``withDiskWrites(_:)``.
-    let diskWrites: Locked<DiskBook>
-    /// Reads of archives (uses, for the disk budget) not yet in the journal; bounded.
-    let pendingUses = Locked<[CachePath]>([])
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleSubscriptions = Locked(LifecycleSubscriptions())
     /// The streams of ``updates(of:forKey:)``, told of every change.
@@ -51,10 +45,8 @@ public final class AppCache: Sendable {
     let flights = FlightTable()
 
     struct State {
-        var user: String?
-        /// `user`, interned: memory keys hold this number rather than the string.
-        var userSlot: Int
-        var userSlots: [String?: Int]
+        /// The current user and the sessions bound to users.
+        var sessions: UserSessions
         var memory: MemoryStore
         var types: [ObjectIdentifier: TypeInfo] = [:]
         /// The type looked up last: reads of one type in a row find it without hashing.
@@ -62,13 +54,6 @@ public final class AppCache: Sendable {
         var writeBackScheduled = false
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
-        /// How often each user's data was removed (a logout wipe); a ``CacheSession`` holds
-        /// only while its user's count is the one it was taken with.
-        var removals: [String?: UInt64] = [:]
-        /// How often every user's data was removed at once.
-        var removalsOfAll: UInt64 = 0
-        /// Bumped by every change of the current user.
-        var switches: UInt64 = 0
         /// The collections an `updateItems` is working on: how many updates, and how many
         /// writes each has had since (an update stores its result only if none came between).
         var updates: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
@@ -90,31 +75,12 @@ public final class AppCache: Sendable {
             if !updates.isEmpty, updates[key] != nil { updates[key]!.writes &+= 1 }
         }
 
+        /// The current user; `nil` for the shared space.
+        var user: String? { sessions.user }
+        /// The current user's number in memory keys.
+        var userSlot: Int { sessions.slot }
         /// The current user, as a session for writes bound to them.
-        var session: CacheSession {
-            CacheSession(user: user, removals: removals[user] ?? 0, removalsOfAll: removalsOfAll)
-        }
-
-        /// Whether `session`'s user still has the data the session was taken with.
-        func holds(_ session: CacheSession) -> Bool {
-            session.removalsOfAll == removalsOfAll && session.removals == removals[session.user] ?? 0
-        }
-
-        /// Notes that `user`'s data was removed: sessions of theirs stop holding.
-        mutating func didRemoveData(of user: String?) {
-            removals[user, default: 0] += 1
-        }
-
-        mutating func switchUser(to user: String?) {
-            self.user = user
-            switches += 1
-            if let slot = userSlots[user] {
-                userSlot = slot
-            } else {
-                userSlot = userSlots.count
-                userSlots[user] = userSlot
-            }
-        }
+        var session: CacheSession { sessions.current }
 
         /// Takes note of the coordinator's change count: a count someone else moved on means
         /// every entry must be checked against its archive before it is served again.
@@ -129,10 +95,10 @@ public final class AppCache: Sendable {
     /// (the default interpolates the type's name).
     struct TypeInfo {
         /// The type's cache name, ready to make its archive keys.
-        var archiveSeed: ArchiveKey.Seed
+        var cacheNamePart: ArchiveKey.CacheNamePart
         var threshold: Duration
 
-        var cacheName: String { archiveSeed.cacheName }
+        var cacheName: String { cacheNamePart.cacheName }
     }
 
     /// Opens the cache: checks the configuration, creates the root and the version directory,
@@ -160,57 +126,40 @@ public final class AppCache: Sendable {
         let reports = ProblemReports()
         self.reports = reports
         let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
-        var opened = try DiskStore.open(
+        let store = try DiskStore.open(
             layout: layout, faults: configuration.faults, protection: FileProtection(configuration.fileProtection),
             onDamage: { path, what in
                 reports.add(AppCacheError(code: .corruptArchive, message: "The cache found \(what).", path: path))
             },
             onProblem: reports.add)
-        do {
-            coordinator = try ProcessCoordinator(fileSystem: opened.fileSystem)
-        } catch {
-            throw AppCacheError(
-                code: error.code, message: "The cache's lock file cannot be opened.", path: error.path, underlyingError: error)
-        }
-        if coordinator.isReadOnly {
-            // As SQLite opens a read-only database: the intact archives are served, nothing is
-            // changed on disk.
-            opened.fileSystem.isReadOnly = true
-            reports.add(AppCacheError(
-                code: .permissionDenied,
-                message: "The cache directory cannot be written: the cache is read-only. Archives are read; writes, flushes and removals throw permissionDenied.",
-                path: opened.fileSystem.versionPath))
-        }
-        store = opened
-        if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
-            // Archives named by an earlier release: renamed once, under the lock (another
-            // process may be opening too).
-            if (try? coordinator.lock(fileSystem: store.fileSystem)) != nil {
-                if coordinator.layoutVersion != CacheLayout.currentVersion {
-                    store.migrateArchiveNames()
-                    coordinator.layoutVersion = CacheLayout.currentVersion
-                    coordinator.didChange()
-                }
-                coordinator.unlock()
-            }
-        }
-        state = Locked(State(
-            user: configuration.user, userSlot: 0, userSlots: [configuration.user: 0],
+        // The state exists before the writer, whose batches tell it what they found.
+        let state = Locked(State(
+            sessions: UserSessions(user: configuration.user),
             memory: MemoryStore(
                 byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit,
                 tracksReads: configuration.diskByteLimit != nil),
-            syncedChange: coordinator.changeCount))
-        diskWrites = Locked(DiskBook(store: store, coordinator: coordinator, diskByteLimit: configuration.diskByteLimit))
+            syncedChange: 0))
+        self.state = state
+        disk = try DiskWriter(store: store, diskByteLimit: configuration.diskByteLimit, hooks: Self.hooks(state))
+        state.withLock { $0.syncedChange = disk.changeCount }
+        if disk.isReadOnly {
+            // As SQLite opens a read-only database: the intact archives are served, nothing is
+            // changed on disk.
+            reports.add(AppCacheError(
+                code: .permissionDenied,
+                message: "The cache directory cannot be written: the cache is read-only. Archives are read; writes, flushes and removals throw permissionDenied.",
+                path: layout.versionPath))
+        }
         if configuration.flushesAtExit {
             ExitFlush.register(self)
         }
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()
         }
-        if configuration.diskByteLimit != nil && !coordinator.isReadOnly {
+        if configuration.diskByteLimit != nil && !disk.isReadOnly {
             // Load the disk index in the background, not on the caller's thread.
             writeBackQueue.async { [weak self] in
-                _ = try? self?.withDiskWrites { book in book.ensureIndex() }
+                _ = try? self?.withDiskWrites { batch in batch.loadIndex() }
             }
         }
         reports.deliver(to: configuration.diagnostics)
@@ -257,7 +206,7 @@ public final class AppCache: Sendable {
     public func cacheItems<Model: CacheableModel>(
         _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil
     ) throws {
-        try store(items, forKey: key, expiresAfter: timeToLive, pinned: false, validators: nil, session: nil)
+        try save(items, forKey: key, expiresAfter: timeToLive, pinned: false, validators: nil, session: nil)
     }
 
     /// Caches `items` as the collection of `Model` under `key`, pinned or not, in one write.
@@ -275,7 +224,7 @@ public final class AppCache: Sendable {
     public func cacheItems<Model: CacheableModel>(
         _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil, pinned: Bool
     ) throws {
-        try store(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: nil)
+        try save(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: nil)
     }
 
     /// Caches `items` for the user of `session`, or drops them if that user's data was removed
@@ -308,7 +257,7 @@ public final class AppCache: Sendable {
         _ items: [Model], forKey key: String? = nil, expiresAfter timeToLive: Duration? = nil, pinned: Bool = false,
         for session: CacheSession
     ) throws -> Bool {
-        try store(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: session) != nil
+        try save(items, forKey: key, expiresAfter: timeToLive, pinned: pinned, validators: nil, session: session) != nil
     }
 
     // MARK: - Internal
@@ -324,7 +273,7 @@ public final class AppCache: Sendable {
     ///   - condition: checked inside the state lock just before the items replace what memory
     ///     holds; when it says `false`, nothing is stored and ``WriteConflict`` is thrown.
     @discardableResult
-    func store<Model: CacheableModel>(
+    func save<Model: CacheableModel>(
         _ items: [Model], forKey key: String?, expiresAfter timeToLive: Duration?, pinned: Bool,
         validators: CacheValidators?, session: CacheSession?, kept: (cachedDate: Date, expiry: Date?)? = nil,
         onlyIf condition: ((State) -> Bool)? = nil
@@ -343,7 +292,7 @@ public final class AppCache: Sendable {
         let now = kept?.cachedDate ?? configuration.now()
         var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
-            cachedDate: now, expiry: kept.map(\.expiry) ?? timeToLive.map { now.addingTimeInterval(Self.seconds($0)) },
+            cachedDate: now, expiry: kept.map(\.expiry) ?? timeToLive.map { now.addingTimeInterval($0.timeInterval) },
             stalenessThreshold: info.threshold, decodedSize: encoded.decodedSize)
         record.isPinned = pinned
         record.validators = validators
@@ -351,30 +300,30 @@ public final class AppCache: Sendable {
         let writeThrough = configuration.writeBackDelay == .zero
 
         func entry(for user: String?) -> MemoryEntry {
-            let archiveKey = ArchiveKey(seed: info.archiveSeed, user: user, key: key)
+            let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
             return MemoryEntry(
-                archiveKey: archiveKey, path: store.layout.archivePath(for: archiveKey), record: record,
+                archiveKey: archiveKey, path: disk.store.layout.archivePath(for: archiveKey), record: record,
                 items: ErasedItems(items), isDirty: !writeThrough)
         }
 
         func destination(_ state: State) -> Destination {
             if let condition, !condition(state) { return .conflict }
             guard let session else { return .memory }
-            guard state.holds(session) else { return .nowhere }
+            guard state.sessions.holds(session) else { return .nowhere }
             return state.user == session.user ? .memory : .diskOnly
         }
 
         /// Counts the write for updates of the collection, once its items are where readers
         /// find them (in memory, or in place on disk).
         func noteWrite(for user: String?, _ state: inout State) {
-            if let slot = state.userSlots[user] { state.noteWrite(MemoryKey(type: type, key: key, user: slot)) }
+            if let slot = state.sessions.slot(of: user) { state.noteWrite(MemoryKey(type: type, key: key, user: slot)) }
         }
 
         var spills: [MemoryKey] = []
         /// Decides and writes under the disk lock: write-through, or a session's user who is
         /// no longer current.
         func writeUnderDiskLock() throws -> Bool {
-            try withDiskWrites { book -> Bool in
+            try withDiskWrites { batch -> Bool in
                 let (user, slot, target) = state.withLock { ($0.user, $0.userSlot, destination($0)) }
                 switch target {
                 case .conflict:
@@ -385,13 +334,13 @@ public final class AppCache: Sendable {
                     var entry = entry(for: session?.user)
                     // A dirty copy waiting in memory for that user is older than these items.
                     state.withLock { $0.memory.remove(entry.archiveKey) }
-                    entry.diskIdentity = try writeArchive(record, forKey: entry.archiveKey, at: entry.path, &book)
+                    entry.diskIdentity = try batch.write(record, forKey: entry.archiveKey, at: entry.path)
                     state.withLock { noteWrite(for: session?.user, &$0) }
                     return true
                 case .memory:
                     var entry: MemoryEntry? = entry(for: user)
                     if writeThrough {
-                        let identity = try writeArchive(record, forKey: entry!.archiveKey, at: entry!.path, &book)
+                        let identity = try batch.write(record, forKey: entry!.archiveKey, at: entry!.path)
                         entry!.diskIdentity = identity
                     }
                     spills = state.withLock { state in
@@ -444,7 +393,7 @@ public final class AppCache: Sendable {
         let cacheName = Model.cacheName
         precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
         precondition(cacheName.utf8.count <= ArchiveHeader.maximumNameLength, "CacheableModel.cacheName of \(Model.self) is too long")
-        let info = TypeInfo(archiveSeed: ArchiveKey.Seed(cacheName: cacheName), threshold: configuration.stalenessThreshold(for: Model.self))
+        let info = TypeInfo(cacheNamePart: ArchiveKey.CacheNamePart(cacheName: cacheName), threshold: configuration.stalenessThreshold(for: Model.self))
         state.withLock { $0.types[id] = info }
         return info
     }
@@ -466,22 +415,10 @@ public final class AppCache: Sendable {
         }
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func age(of cachedDate: Date, now: Date) -> Duration {
-        .seconds(now.timeIntervalSince(cachedDate))
-    }
-
     /// Where a write goes, decided inside the state lock; `conflict` when its condition failed.
     enum Destination { case memory, diskOnly, nowhere, conflict }
 
-    /// Thrown by ``store(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:)`` when
+    /// Thrown by ``save(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:)`` when
     /// its condition failed: the collection changed since the caller read it.
     struct WriteConflict: Error {}
-
-    static func isStale(age: Duration, threshold: Duration) -> Bool {
-        age > threshold || age < .zero - threshold
-    }
 }

@@ -101,7 +101,7 @@ struct AppCacheCrashTests {
             try cache.cacheItems([Plain(value: round)], forKey: "k\(round % 20)")
         }
         let size = try FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int ?? 0
-        #expect(size < 3 * DiskBook.minimumCompactionSize)
+        #expect(size < 3 * JournalLedger.minimumCompactionSize)
         #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
         #expect(fixture.allFiles().allSatisfy { !$0.contains(".tmp-") })
     }

@@ -19,10 +19,10 @@ struct AppCacheGrowthTests {
         var largest = 0
         for read in 0..<20_000 {
             _ = try cache.getCachedItems(Plain.self, forKey: "k\(read % 64)")
-            largest = max(largest, cache.pendingUses.withLock { $0.count })
+            largest = max(largest, cache.disk.pendingUseCount)
         }
         cache.writeBackQueue.sync {}
-        #expect(largest <= (budget ? AppCache.pendingUsesCap : 0))
+        #expect(largest <= (budget ? DiskWriter.pendingUsesCap : 0))
         #expect(cache.memoryStatistics.entries == 0)
     }
 }

@@ -30,10 +30,10 @@ struct MemoryStoreTests {
             record: record, items: ErasedItems([Int]()), isDirty: true)
         #expect(dirty.cost == 140 && dirty.hasPayload)
         _ = memory.store(dirty, for: key("d"))
-        #expect(memory.statistics.bytes == 140)
-        memory.didWrite(key("d"), generation: memory.peek(key("d"))!.generation, identity: FileIdentity(value: 1), spilled: false)
+        #expect(memory.byteCount == 140)
+        memory.didWrite(key("d"), generation: memory.peek(key("d"))!.generation, identity: FileVersion(value: 1), spilled: false)
         memory._checkInvariants()
-        #expect(memory.statistics.bytes == 100)
+        #expect(memory.byteCount == 100)
         #expect(memory.peek(key("d"))?.hasPayload == false)
         let clean = MemoryEntry(
             archiveKey: ArchiveKey(user: nil, cacheName: "Things", key: "c"), path: CachePath(directory: "shared", name: "c.archive"),
@@ -91,13 +91,13 @@ struct MemoryStoreTests {
             for: key("d"))
         var handedOut = memory.peek(key("d"))!
         let generation = handedOut.generation
-        memory.didWrite(key("d"), generation: generation, identity: FileIdentity(value: 7), spilled: false)
+        memory.didWrite(key("d"), generation: generation, identity: FileVersion(value: 7), spilled: false)
         #expect(handedOut.isDirty && handedOut.hasPayload && handedOut.cost == 140 && handedOut.diskIdentity == nil)
         let stored = memory.peek(key("d"))!
-        #expect(!stored.isDirty && !stored.hasPayload && stored.cost == 100 && stored.diskIdentity == FileIdentity(value: 7))
+        #expect(!stored.isDirty && !stored.hasPayload && stored.cost == 100 && stored.diskIdentity == FileVersion(value: 7))
         handedOut.generation = generation + 100
-        handedOut.diskIdentity = FileIdentity(value: 8)
-        #expect(memory.peek(key("d"))?.generation == generation && memory.peek(key("d"))?.diskIdentity == FileIdentity(value: 7))
+        handedOut.diskIdentity = FileVersion(value: 8)
+        #expect(memory.peek(key("d"))?.generation == generation && memory.peek(key("d"))?.diskIdentity == FileVersion(value: 7))
         #expect(memory.hit(key("d"))?.items.items(as: Int.self) == [1, 2, 3])
         memory._checkInvariants()
     }
@@ -134,7 +134,7 @@ struct MemoryStoreTests {
         memory._checkInvariants()
         #expect(memory.peek(key("b")) == nil)
         #expect(memory.peek(key("a")) != nil && memory.peek(key("c")) != nil)
-        #expect(memory.statistics.entries == 2)
+        #expect(memory.entryCount == 2)
     }
 
     @Test func byteLimitEvictsUntilItFits() {
@@ -143,7 +143,7 @@ struct MemoryStoreTests {
         _ = memory.store(entry("b", bytes: 40, dirty: false), for: key("b"))
         _ = memory.store(entry("c", bytes: 50, dirty: false), for: key("c"))
         memory._checkInvariants()
-        #expect(memory.statistics.bytes == 90)
+        #expect(memory.byteCount == 90)
         #expect(memory.peek(key("a")) == nil)
         // Larger than the whole limit: it cannot stay at all.
         _ = memory.store(entry("huge", bytes: 500, dirty: false), for: key("huge"))
@@ -158,15 +158,15 @@ struct MemoryStoreTests {
         memory._checkInvariants()
         #expect(spill == [key("a")])
         #expect(memory.hit(key("a")) != nil, "a detached entry still answers reads")
-        #expect(memory.statistics.dirtyEntries == 2)
+        #expect(memory.dirtyCount == 2)
         #expect(memory.detachedEntries(spill).map(\.key) == [key("a")])
 
         let generation = memory.peek(key("a"))!.generation
-        memory.didWrite(key("a"), generation: generation, identity: FileIdentity(value: 1), spilled: true)
+        memory.didWrite(key("a"), generation: generation, identity: FileVersion(value: 1), spilled: true)
         memory._checkInvariants()
         #expect(memory.peek(key("a")) == nil, "once written, a detached entry leaves memory")
-        #expect(memory.statistics.spills == 1)
-        #expect(memory.statistics.dirtyEntries == 1)
+        #expect(memory.spills == 1)
+        #expect(memory.dirtyCount == 1)
     }
 
     @Test func aWriteOfAnOlderGenerationLeavesANewerStoreDirty() {
@@ -174,18 +174,18 @@ struct MemoryStoreTests {
         _ = memory.store(entry("a"), for: key("a"))
         let old = memory.peek(key("a"))!.generation
         _ = memory.store(entry("a", bytes: 20), for: key("a"))
-        memory.didWrite(key("a"), generation: old, identity: FileIdentity(value: 1), spilled: false)
+        memory.didWrite(key("a"), generation: old, identity: FileVersion(value: 1), spilled: false)
         memory._checkInvariants()
         #expect(memory.peek(key("a"))?.isDirty == true)
-        memory.didWrite(key("a"), generation: memory.peek(key("a"))!.generation, identity: FileIdentity(value: 1), spilled: false)
+        memory.didWrite(key("a"), generation: memory.peek(key("a"))!.generation, identity: FileVersion(value: 1), spilled: false)
         #expect(memory.peek(key("a"))?.isDirty == false)
-        #expect(memory.statistics.dirtyEntries == 0)
+        #expect(memory.dirtyCount == 0)
     }
 
     @Test func storingTheSameCollectionAgainReplacesItsEntry() {
         var memory = MemoryStore(byteLimit: 1000, entryLimit: 2)
         _ = memory.store(entry("a", bytes: 10, dirty: false), for: key("a"))
-        memory.markChecked(key("a"), generation: memory.peek(key("a"))!.generation, epoch: memory.epoch, identity: FileIdentity(value: 7))
+        memory.markChecked(key("a"), generation: memory.peek(key("a"))!.generation, epoch: memory.epoch, identity: FileVersion(value: 7))
         _ = memory.store(entry("b", bytes: 20, dirty: false), for: key("b"))
         let before = memory.peek(key("a"))!
         _ = memory.store(entry("a", bytes: 30), for: key("a"))  // now the most recently used, dirty
@@ -193,12 +193,12 @@ struct MemoryStoreTests {
         let after = memory.peek(key("a"))!
         #expect(after.cost == 30 && after.isDirty)
         #expect(after.generation > before.generation && after.itemsGeneration == after.generation)
-        #expect(after.diskIdentity == FileIdentity(value: 7), "the archive on disk is still the one the old entry knew")
-        #expect(memory.statistics.bytes == 50 && memory.statistics.entries == 2 && memory.statistics.dirtyEntries == 1)
+        #expect(after.diskIdentity == FileVersion(value: 7), "the archive on disk is still the one the old entry knew")
+        #expect(memory.byteCount == 50 && memory.entryCount == 2 && memory.dirtyCount == 1)
 
         _ = memory.store(entry("a", bytes: 5, dirty: false), for: key("a"))  // clean again
         memory._checkInvariants()
-        #expect(memory.statistics.bytes == 25 && memory.statistics.dirtyEntries == 0)
+        #expect(memory.byteCount == 25 && memory.dirtyCount == 0)
         _ = memory.store(entry("c", dirty: false), for: key("c"))
         #expect(memory.peek(key("b")) == nil, "the replaced entry counts as used last: the other one goes")
         #expect(memory.peek(key("a")) != nil)
@@ -211,7 +211,7 @@ struct MemoryStoreTests {
         _ = memory.store(entry("a", bytes: 30), for: key("a"))  // "b" detached, old "a" replaced
         memory._checkInvariants()
         #expect(memory.peek(key("a"))?.cost == 30)
-        #expect(memory.statistics.entries == 2)
+        #expect(memory.entryCount == 2)
     }
 
     @Test func oneArchiveHasOneEntryWhateverTheModelType() {
@@ -257,8 +257,8 @@ struct MemoryStoreTests {
         #expect(memory.peek(key("a")) == nil)
         memory.removeAll(user: 0)
         memory._checkInvariants()
-        #expect(memory.statistics.entries == 0)
-        #expect(memory.statistics.bytes == 0)
+        #expect(memory.entryCount == 0)
+        #expect(memory.byteCount == 0)
     }
 
     @Test(arguments: [7 as UInt64, 8, 9])
@@ -276,7 +276,7 @@ struct MemoryStoreTests {
                 _ = memory.hit(key(name, user: user, type: type))
             case 4:
                 for (key, entry) in memory.dirtyEntries().prefix(3) {
-                    memory.didWrite(key, generation: entry.generation, identity: FileIdentity(value: 1), spilled: Bool.random(using: &random))
+                    memory.didWrite(key, generation: entry.generation, identity: FileVersion(value: 1), spilled: Bool.random(using: &random))
                 }
             case 5:
                 memory.remove(entry(name, user: user).archiveKey)

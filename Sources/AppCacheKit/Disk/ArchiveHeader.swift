@@ -99,7 +99,7 @@ struct ArchiveHeader: Equatable, Sendable {
     /// The staleness threshold the collection was written with.
     var stalenessThreshold: Duration? {
         get { thresholdMilliseconds.map { .milliseconds($0) } }
-        set { thresholdMilliseconds = newValue.map { Self.milliseconds(AppCache.seconds($0)) } }
+        set { thresholdMilliseconds = newValue.map { Self.milliseconds($0.timeInterval) } }
     }
 
     /// ``decodedSize`` when it is a claim the encoder could have made for ``payloadLength``

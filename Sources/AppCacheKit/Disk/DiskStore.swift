@@ -1,32 +1,5 @@
 import Foundation
 
-/// One collection as the disk layer stores it: encoded payload, header facts and the moment the
-/// items were cached.
-struct ArchiveRecord: Sendable {
-    var payload: Data
-    var codec: UInt16
-    var schemaVersion: Int64
-    /// When the items were cached: the archive file's modification date.
-    var cachedDate: Date
-    /// After this moment the items must not be returned (unless pinned); `nil` for never.
-    var expiry: Date? = nil
-    /// Whether the collection ignores its expiry and is the last to go from a full disk.
-    var isPinned = false
-    /// The staleness threshold of its type when it was written; `nil` when not recorded.
-    var stalenessThreshold: Duration? = nil
-    /// The memory its items take decoded, estimated; `nil` when not recorded.
-    var decodedSize: Int? = nil
-    /// The HTTP validators stored with the items; `nil` for none.
-    var validators: CacheValidators? = nil
-
-    /// Whether the items must no longer be returned at `now` (read only when an expiry
-    /// applies: most collections have none, and a read of the clock is not free).
-    func isExpired(at now: @autoclosure () -> Date) -> Bool {
-        guard let expiry, !isPinned else { return false }
-        return expiry <= now()
-    }
-}
-
 /// The disk layer: self-checking archive files under a ``CacheLayout``.
 ///
 /// Holds no mutable state, so it needs no lock; the cache orders its changes. Everything it reads
@@ -124,17 +97,17 @@ struct DiskStore: Sendable {
     enum Read<Found> {
         case missing
         /// What the reader made of the archive, and which file it was read from.
-        case found(Found, identity: FileIdentity)
+        case found(Found, identity: FileVersion)
         /// A file that cannot be trusted: the problem, and which file it was (`nil` when it was
         /// not a regular file).
-        case damaged(Problem, identity: FileIdentity?)
+        case damaged(Problem, identity: FileVersion?)
     }
 
     /// The stored collection for `key` at `path`, its payload copied into the record.
     ///
     /// - Parameter change: as for ``read(at:forKey:schemaVersion:change:_:)``.
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
-    func value(
+    func record(
         at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil
     ) throws(AppCacheError) -> Read<ArchiveRecord> {
         try read(at: path, forKey: key, schemaVersion: schemaVersion, change: change) { record, payload in
@@ -246,7 +219,7 @@ struct DiskStore: Sendable {
     /// What `use` makes of an archive whose header passed ``check(_:for:schemaVersion:payloadLength:)``,
     /// when its payload passes its checksum; damaged otherwise.
     private static func verified<Found>(
-        _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileSystem.FileFacts,
+        _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileFacts,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {
         guard CRC32.checksum(payload) == header.payloadChecksum else {
@@ -267,9 +240,9 @@ struct DiskStore: Sendable {
     /// - Returns: the archive's size in bytes and which file it now is.
     /// - Throws: `permissionDenied`, `noSpace`, `notADirectory` or `ioFailure`. No temporary
     ///   file is left behind and the previous archive, if any, is untouched.
-    func store(
+    func write(
         _ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath, temporaryName: String
-    ) throws(AppCacheError) -> (size: Int, identity: FileIdentity) {
+    ) throws(AppCacheError) -> (size: Int, identity: FileVersion) {
         var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
             decodedSize: record.decodedSize.map { UInt64(max($0, 0)) },
@@ -304,7 +277,7 @@ struct DiskStore: Sendable {
         /// The file's size in bytes.
         var size: Int
         /// Which file it is.
-        var identity: FileIdentity
+        var identity: FileVersion
 
         /// The record the header describes, without the payload.
         var record: ArchiveRecord {
@@ -414,7 +387,7 @@ struct DiskStore: Sendable {
             guard case .summary(let summary) = summary(at: path) else { continue }
             let target = layout.archivePath(for: summary.archiveKey)
             guard target != path, target.directory == path.directory else { continue }
-            if let existing = fileSystem.identity(of: target), existing.modificationDate > summary.cachedDate {
+            if let existing = fileSystem.facts(of: target), existing.modificationDate > summary.cachedDate {
                 try? fileSystem.removeFile(path)
             } else if (try? fileSystem.rename(path, to: target)) != nil {
                 renamed += 1
@@ -440,6 +413,26 @@ struct DiskStore: Sendable {
         return removed
     }
 
+    /// Which regular file is at `path` and when it was modified; `nil` when there is none.
+    func facts(of path: CachePath) -> FileFacts? {
+        fileSystem.facts(of: path)
+    }
+
+    /// Sets the modification date of the archive at `path` to `date`, its bytes untouched, if
+    /// it is still the file `identity`.
+    ///
+    /// - Returns: which file it is after the change; `nil` when it was removed or replaced.
+    /// - Throws: `permissionDenied` or `ioFailure` when the date cannot be set.
+    func redate(_ path: CachePath, ifStill identity: FileVersion, to date: Date, key: ArchiveKey) throws(AppCacheError) -> FileVersion? {
+        do {
+            return try fileSystem.redate(path, ifStill: identity, to: date)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The cached items could not be re-dated; they keep their date.",
+                cacheName: key.cacheName, key: key.key, path: error.path, underlyingError: error)
+        }
+    }
+
     /// Removes the file at `path`; a missing file is not an error.
     func removeFile(at path: CachePath, key: ArchiveKey? = nil) throws(AppCacheError) {
         do {
@@ -451,14 +444,15 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// Moves a user's directory (`nil`: the shared space's) out of view in one rename.
+    /// Moves a user directory (see ``CacheLayout/userDirectoryName(_:)``) out of view in one
+    /// rename.
     ///
     /// - Returns: the name of the trash directory to delete, or `nil` when there was nothing.
     /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when it cannot be moved; the
     ///   archives are then unchanged.
-    func moveOutOfView(user: String?) throws(AppCacheError) -> String? {
+    func moveOutOfView(userDirectory name: String) throws(AppCacheError) -> String? {
         do {
-            return try fileSystem.moveOutOfView(userDirectory: CacheLayout.userDirectoryName(user))
+            return try fileSystem.moveOutOfView(userDirectory: name)
         } catch {
             throw AppCacheError(
                 code: error.code, message: "The archives could not be removed; they are unchanged.",

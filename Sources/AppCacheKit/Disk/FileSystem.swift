@@ -166,7 +166,7 @@ struct FileSystem: Sendable {
     private func rootIsCurrent() -> Bool {
         var held = stat()
         var atPath = stat()
-        return fstat(root.descriptor, &held) == 0 && stat(rootPath, &atPath) == 0 && FileNumber(held) == FileNumber(atPath)
+        return fstat(root.descriptor, &held) == 0 && stat(rootPath, &atPath) == 0 && FileID(held) == FileID(atPath)
     }
 
     /// Whether the version directory held open is the one now in the held root.
@@ -175,7 +175,7 @@ struct FileSystem: Sendable {
         var atPath = stat()
         return fstat(version.descriptor, &held) == 0
             && fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) == 0
-            && FileNumber(held) == FileNumber(atPath)
+            && FileID(held) == FileID(atPath)
     }
 
     /// Makes `descriptor` refer to what `fresh` refers to, keeping its number and close-on-exec.
@@ -187,12 +187,12 @@ struct FileSystem: Sendable {
     }
 
     /// Which file (device and inode) is at `path` now, not following a link; `nil` when none.
-    func fileNumber(of path: CachePath) -> FileNumber? {
+    func fileNumber(of path: CachePath) -> FileID? {
         guard let directory = try? openDirectory(of: path, create: false) else { return nil }
         defer { if directory != version.descriptor { close(directory) } }
         var info = stat()
         guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        return FileNumber(info)
+        return FileID(info)
     }
 
     /// Opens the regular file at `path` read-only (a read-only root's lock file); -1 when there
@@ -222,9 +222,9 @@ struct FileSystem: Sendable {
         let size: Int
         let modificationDate: Date
         /// Which file this is: changes whenever the file is replaced or rewritten.
-        let identity: FileIdentity
+        let identity: FileVersion
         /// Which file this is: stays while the file is appended to.
-        let number: FileNumber
+        let number: FileID
         private let versionPath: String
         private let cachePath: CachePath
 
@@ -235,7 +235,7 @@ struct FileSystem: Sendable {
         var path: String { versionPath + "/" + cachePath.relative }
 
         init(
-            descriptor: Int32, size: Int, modificationDate: Date, identity: FileIdentity, number: FileNumber,
+            descriptor: Int32, size: Int, modificationDate: Date, identity: FileVersion, number: FileID,
             versionPath: String, cachePath: CachePath
         ) {
             self.descriptor = descriptor
@@ -287,11 +287,6 @@ struct FileSystem: Sendable {
         }
     }
 
-    /// Which regular file was read and when it was last modified.
-    struct FileFacts {
-        var identity: FileIdentity
-        var modificationDate: Date
-    }
 
     /// What opening a file for reading found.
     enum OpenedFile {
@@ -387,17 +382,17 @@ struct FileSystem: Sendable {
         }
         return .file(ReadableFile(
             descriptor: descriptor, size: Int(clamping: info.st_size), modificationDate: Self.modificationDate(of: info),
-            identity: FileIdentity(info), number: FileNumber(info), versionPath: versionPath, cachePath: path))
+            identity: FileVersion(info), number: FileID(info), versionPath: versionPath, cachePath: path))
     }
 
     /// The identity and modification date of the regular file at `path` (no link followed), or
     /// `nil` when there is none.
-    func identity(of path: CachePath) -> (identity: FileIdentity, modificationDate: Date)? {
+    func facts(of path: CachePath) -> FileFacts? {
         guard let directory = try? openDirectory(of: path, create: false) else { return nil }
         defer { if directory != version.descriptor { close(directory) } }
         var info = stat()
         guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return (FileIdentity(info), Self.modificationDate(of: info))
+        return FileFacts(identity: FileVersion(info), modificationDate: Self.modificationDate(of: info))
     }
 
     /// Sets the modification date of the regular file at `path` (no link followed) to `date`,
@@ -405,17 +400,17 @@ struct FileSystem: Sendable {
     ///
     /// - Returns: the file's identity after the change; `nil` when no such file is there (it
     ///   was removed or replaced meanwhile).
-    func redate(_ path: CachePath, ifStill identity: FileIdentity, to date: Date) throws(SystemError) -> FileIdentity? {
+    func redate(_ path: CachePath, ifStill identity: FileVersion, to date: Date) throws(SystemError) -> FileVersion? {
         guard let directory = try openDirectory(of: path, create: false) else { return nil }
         defer { if directory != version.descriptor { close(directory) } }
         var info = stat()
         guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-            FileIdentity(info) == identity
+            FileVersion(info) == identity
         else { return nil }
         var times = [Self.makeTimespec(date), Self.makeTimespec(date)]
         guard utimensat(directory, path.name, &times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .last("utimensat", displayPath(path)) }
         guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return FileIdentity(info)
+        return FileVersion(info)
     }
 
     /// Whether the volume ignores the case of file names: the version directory's name
@@ -442,7 +437,7 @@ struct FileSystem: Sendable {
     /// - Returns: the identity of the file now at `path`.
     func writeAtomically(
         header: [UInt8], payload: Data, to path: CachePath, temporaryName: String, modificationDate: Date
-    ) throws(SystemError) -> FileIdentity {
+    ) throws(SystemError) -> FileVersion {
         let display = displayPath(path)
         guard let directory = try openDirectory(of: path, create: true) else {
             throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
@@ -472,7 +467,7 @@ struct FileSystem: Sendable {
                 onDamage(display, "a directory where an archive belongs")
                 guard renameat(directory, temporaryName, directory, path.name) == 0 else { throw SystemError.last("rename", display) }
             }
-            return FileIdentity(info)
+            return FileVersion(info)
         } catch {
             if descriptor >= 0 { close(descriptor) }
             unlinkat(directory, temporaryName, 0)
@@ -486,7 +481,7 @@ struct FileSystem: Sendable {
     ///
     /// - Returns: which file it is and its size after the append; `nil` when there is no file
     ///   (or there was only a link or special file) to append to.
-    func append(_ data: Data, to path: CachePath) throws(SystemError) -> (number: FileNumber, size: Int)? {
+    func append(_ data: Data, to path: CachePath) throws(SystemError) -> (number: FileID, size: Int)? {
         let display = displayPath(path)
         try inject(.write, display)
         guard let directory = try openDirectory(of: path, create: true) else {
@@ -513,7 +508,7 @@ struct FileSystem: Sendable {
             protection?.apply(toDescriptor: descriptor)
             try writeAll(descriptor, data, display)
             guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
-            return (FileNumber(info), Int(clamping: info.st_size))
+            return (FileID(info), Int(clamping: info.st_size))
         }
         throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
     }
@@ -877,47 +872,6 @@ struct FileSystem: Sendable {
         let seconds = min(max(interval.rounded(.down), -9.0e15), 9.0e15)
         let nanoseconds = min(999_999_999, max(0, Int((interval - seconds) * 1_000_000_000)))
         return timespec(tv_sec: time_t(seconds), tv_nsec: nanoseconds)
-    }
-}
-
-/// Which file a path held: device, inode, size and modification time, hashed into one word.
-///
-/// Every write of an archive creates a new file and renames it into place, so the identity
-/// changes with every write, by this process or another; comparing it tells whether what
-/// memory holds is still what the disk holds.
-struct FileIdentity: Hashable, Sendable {
-    let value: UInt64
-
-    init(value: UInt64) {
-        self.value = value
-    }
-
-    init(_ info: stat) {
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for word in [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino),
-                     UInt64(truncatingIfNeeded: info.st_size), UInt64(truncatingIfNeeded: time.tv_sec),
-                     UInt64(truncatingIfNeeded: time.tv_nsec)] {
-            hash = (hash ^ word) &* 0x0000_0100_0000_01B3
-            hash ^= hash >> 29
-        }
-        value = hash
-    }
-}
-
-/// Which file a path held, by device and inode: stays the same while the file is appended to
-/// or rewritten in place, changes when another file is renamed over it.
-struct FileNumber: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-
-    init(_ info: stat) {
-        device = UInt64(truncatingIfNeeded: info.st_dev)
-        inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
 }
 

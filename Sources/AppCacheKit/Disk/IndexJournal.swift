@@ -22,7 +22,7 @@ struct IndexJournal: Sendable {
     /// How far one process has read the journal.
     struct Cursor: Equatable {
         /// Which file was read: a compaction replaces it.
-        var file: FileNumber
+        var file: FileID
         /// The byte after the last complete line read.
         var offset: Int
         /// The number of complete lines up to `offset`.
@@ -106,7 +106,7 @@ struct IndexJournal: Sendable {
     ///
     /// - Returns: which file the journal is and its size after the append; `nil` when there is
     ///   no journal to append to (the caller starts one).
-    func append(_ records: [DiskIndex.Record]) throws(SystemError) -> (FileNumber, Int)? {
+    func append(_ records: [DiskIndex.Record]) throws(SystemError) -> (FileID, Int)? {
         guard !records.isEmpty else { return nil }
         return try fileSystem.append(Self.bytes(records), to: Self.path)
     }

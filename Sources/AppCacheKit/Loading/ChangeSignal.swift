@@ -41,8 +41,7 @@ final class ChangeSignal: Sendable {
     /// Returns once fired (at once if fired since the last wait), after `timeout`, or when the
     /// task is cancelled, whichever comes first. One task waits at a time.
     func wait(timeout: Duration) async {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue) + Int(attoseconds / 1_000_000_000)
+        let deadline = timeout.dispatchDeadline
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let wait = state.withLock { state -> UInt64? in
@@ -55,7 +54,7 @@ final class ChangeSignal: Sendable {
                     return state.waits
                 }
                 if let wait {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(nanoseconds, 0))) { [weak self] in
+                    DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
                         self?.fire(onlyWait: wait)
                     }
                 } else {

@@ -61,13 +61,13 @@ struct MemoryEntry {
         var isPinned: Bool
         var generation: UInt64 = 0
         var itemsGeneration: UInt64 = 0
-        var diskIdentity: FileIdentity?
+        var diskIdentity: FileVersion?
         var cost: Int
         let encodedSize: Int
 
         init(
             archiveKey: ArchiveKey, path: CachePath, record: ArchiveRecord, isDirty: Bool, isPinned: Bool,
-            diskIdentity: FileIdentity?, cost: Int, encodedSize: Int
+            diskIdentity: FileVersion?, cost: Int, encodedSize: Int
         ) {
             self.archiveKey = archiveKey
             self.path = path
@@ -104,7 +104,7 @@ struct MemoryEntry {
     ///   (a clean collection read from its archive); `nil`: the record's payload's.
     init(
         archiveKey: ArchiveKey, path: CachePath, record: consuming ArchiveRecord, items: ErasedItems, isDirty: Bool,
-        diskIdentity: FileIdentity? = nil, encodedSize: Int? = nil
+        diskIdentity: FileVersion? = nil, encodedSize: Int? = nil
     ) {
         self.items = items
         cachedDate = record.cachedDate
@@ -126,6 +126,20 @@ struct MemoryEntry {
         get { epochAndReadMark & Self.epochMask }
         set { epochAndReadMark = (epochAndReadMark & ~Self.epochMask) | (newValue & Self.epochMask) }
     }
+    /// The memory/disk coherence rule, the one place it is stated: whether this entry may be
+    /// served (or written) when the disk holds `onDisk` at its path (`nil`: no archive) and the
+    /// memory layer's epoch is `epoch`.
+    ///
+    /// An entry checked in the current epoch agrees: nobody changed the disk since. Otherwise a
+    /// clean entry agrees only with the very file it was read from or written to; a dirty one
+    /// (memory's newer items, not yet written) stands unless the disk holds items cached later,
+    /// by another process or instance. An entry that does not agree must leave memory unwritten.
+    func agrees(withDisk onDisk: FileFacts?, epoch: UInt32) -> Bool {
+        if self.epoch == epoch || onDisk?.identity == diskIdentity { return true }
+        guard isDirty else { return false }
+        return onDisk.map { $0.modificationDate <= cachedDate } ?? true
+    }
+
     /// Whether a read was served from this entry since the disk index last heard of it.
     var wasReadSinceRecorded: Bool {
         get { epochAndReadMark & ~Self.epochMask != 0 }
@@ -158,7 +172,7 @@ struct MemoryEntry {
     }
     /// The archive file this entry was read from or last written to; `nil` when none is known.
     /// Another process replacing the archive changes the file's identity.
-    var diskIdentity: FileIdentity? {
+    var diskIdentity: FileVersion? {
         get { storedDetails.diskIdentity }
         set { details.diskIdentity = newValue }
     }

@@ -102,11 +102,6 @@ struct MemoryStore {
         hits += 1
     }
 
-    /// Counts a miss the caller found after checking.
-    mutating func countMiss() {
-        misses += 1
-    }
-
     /// Starts a new validation epoch: every entry must be checked against its archive before
     /// it is served again.
     mutating func invalidateAll() {
@@ -115,7 +110,7 @@ struct MemoryStore {
 
     /// Marks the entry for `key` as agreeing with the archive file `identity` in `epoch`,
     /// unless it changed since it was checked (its generation moved on) or the epoch did.
-    mutating func markChecked(_ key: MemoryKey, generation: UInt64, epoch: UInt32, identity: FileIdentity?) {
+    mutating func markChecked(_ key: MemoryKey, generation: UInt64, epoch: UInt32, identity: FileVersion?) {
         guard epoch == self.epoch else { return }
         let update = { (entry: inout MemoryEntry) in
             guard entry.generation == generation else { return }
@@ -126,11 +121,6 @@ struct MemoryStore {
             update(&entry)
             detached[key] = entry
         }
-    }
-
-    /// What ``hit(_:)`` would answer, without touching the order or the counters.
-    func peekHit(_ key: MemoryKey) -> MemoryHit? {
-        peek(key).map { MemoryHit($0) }
     }
 
     /// The entry for `key`, without touching the order or the counters.
@@ -271,7 +261,7 @@ struct MemoryStore {
     ///
     /// - Returns: whether memory holds the collection.
     @discardableResult
-    mutating func restamp(_ archiveKey: ArchiveKey, at date: Date, identity: FileIdentity?) -> Bool {
+    mutating func restamp(_ archiveKey: ArchiveKey, at date: Date, identity: FileVersion?) -> Bool {
         guard let key = owners[archiveKey] else { return false }
         mutations += 1
         lastGeneration += 1
@@ -337,7 +327,7 @@ struct MemoryStore {
     /// it was detached.
     ///
     /// - Parameter spilled: whether the write was a spill, for the statistics.
-    mutating func didWrite(_ key: MemoryKey, generation: UInt64, identity: FileIdentity, spilled: Bool) {
+    mutating func didWrite(_ key: MemoryKey, generation: UInt64, identity: FileVersion, spilled: Bool) {
         if spilled { spills += 1 }
         if let entry = detached[key], entry.generation == generation {
             detached[key] = nil
@@ -366,12 +356,12 @@ struct MemoryStore {
         discard(key)
     }
 
-    /// What the statistics report.
-    var statistics: AppCache.MemoryStatistics {
-        AppCache.MemoryStatistics(
-            entries: lru.count + detached.count, bytes: lruBytes + detachedBytes,
-            dirtyEntries: lruDirtyKeys.count + detached.count, hits: hits, misses: misses, spills: spills)
-    }
+    /// How many entries memory holds (detached ones included).
+    var entryCount: Int { lru.count + detached.count }
+    /// The bytes the entries held count against the limit.
+    var byteCount: Int { lruBytes + detachedBytes }
+    /// How many entries wait to be written.
+    var dirtyCount: Int { lruDirtyKeys.count + detached.count }
 
     // MARK: - Private
 

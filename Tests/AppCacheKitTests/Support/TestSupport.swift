@@ -108,7 +108,7 @@ struct Fixture {
     /// Writes an archive the way the cache would, without a cache (and without the journal).
     func plant(_ record: ArchiveRecord, forKey key: ArchiveKey, schemaVersion: String = "1") throws {
         let store = try store(schemaVersion: schemaVersion)
-        _ = try store.store(record, forKey: key, at: store.layout.archivePath(for: key), temporaryName: FileSystem.temporaryName())
+        _ = try store.write(record, forKey: key, at: store.layout.archivePath(for: key), temporaryName: FileSystem.temporaryName())
     }
 
     /// The bytes of every archive file under the root, as `diskUsage` should say.

@@ -25,14 +25,14 @@ import Musl
 ///   never race). A memory hit compares the counter with the value its entry was last checked
 ///   against: equal means no process changed anything since, and the hit stands, at the cost of
 ///   one load. Different means the entry is checked against its archive file once (see
-///   ``FileIdentity``) before it is served. This is the shape of SQLite's shared-memory WAL
+///   ``FileVersion``) before it is served. This is the shape of SQLite's shared-memory WAL
 ///   index and of MMKV's multi-process mode, reduced to the one number a cache needs.
 ///
 /// - **The crash flag.** The next 8 bytes say whether a batch is under way: the lock holder
 ///   sets them when its batch starts and clears them when it ends. Finding them set when taking
 ///   the lock means the last holder died mid-batch (the kernel released its lock), so the new
 ///   holder settles what that batch left: the intents it had written to the journal, its
-///   temporary files (see ``DiskBook``). Without a crash, a batch reads nothing it did not write.
+///   temporary files (see ``JournalLedger``). Without a crash, a batch reads nothing it did not write.
 /// - **The journal's compacted size.** The next 8 bytes hold the journal's size right after its
 ///   last compaction, so that whichever process sees it grown well past that compacts it.
 /// - **The layout version.** The next 8 bytes say which naming of archive files the directory
@@ -78,7 +78,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// Whether the cache may not change the disk (see "Read-only roots").
     let isReadOnly: Bool
     /// Which file `descriptor` is now; changed only by the lock holder.
-    private var number: FileNumber?
+    private var number: FileID?
 
     /// Opens (creating it if needed) the lock file of the version directory `fileSystem` holds,
     /// or, when it cannot be written, opens it read-only (``isReadOnly``).
@@ -119,7 +119,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         let mapped: UnsafeMutableRawPointer?
         if descriptor >= 0, Int(info.st_size) >= Self.fileSize {
             mapped = mmap(nil, Self.fileSize, readOnly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
-            number = FileNumber(info)
+            number = FileID(info)
         } else {
             // Read-only, and no lock file to see: private words that nobody changes.
             mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -184,7 +184,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         guard dup2(fresh, descriptor) >= 0 else { throw .last("dup2", display) }
         let mapped = mmap(mapping, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
         guard let mapped, mapped != MAP_FAILED, mapped == mapping else { throw .last("mmap", display) }
-        number = FileNumber(info)
+        number = FileID(info)
     }
 
     /// Grows the lock file open at `descriptor` to ``fileSize`` if it is shorter, so that the

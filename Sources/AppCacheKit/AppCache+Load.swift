@@ -71,7 +71,7 @@ extension AppCache {
             }
         }
         let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
-        let (session, switches) = state.withLock { ($0.session, $0.switches) }
+        let (session, switches) = state.withLock { ($0.session, $0.sessions.switches) }
         let task = Task.detached { [self] in
             do {
                 try await runLoad(
@@ -156,7 +156,7 @@ extension AppCache {
         )?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             let facts = state.withLock { state -> (CacheValidators?, Bool, Date?)? in
-                guard let owner = state.memory.owner(of: ArchiveKey(seed: info.archiveSeed, user: state.user, key: key)),
+                guard let owner = state.memory.owner(of: ArchiveKey(info.cacheNamePart, user: state.user, key: key)),
                     let entry = state.memory.peek(owner)
                 else { return nil }
                 return (entry.record.validators, entry.isPinned, entry.record.expiry)
@@ -165,7 +165,7 @@ extension AppCache {
         } else if let loaded = try loadAfterMiss(Model.self, key: key) {
             found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned, loaded.expiry)
         }
-        guard let found, state.withLock({ $0.switches }) == switches else { return nil }
+        guard let found, state.withLock({ $0.sessions.switches }) == switches else { return nil }
         return CachedForLoad(
             loaded: LoadedItems(
                 items: found.items, cachedDate: found.cachedDate, isStale: isStale(cachedAt: found.cachedDate, threshold: info.threshold),
@@ -189,7 +189,7 @@ extension AppCache {
         do {
             switch result {
             case .items(let items, let validators):
-                guard let cachedDate = try store(
+                guard let cachedDate = try save(
                     items, forKey: key, expiresAfter: nil, pinned: isPinned, validators: validators, session: session)
                 else { return .dropped }
                 return .items(items, cachedDate: cachedDate)
@@ -223,31 +223,23 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the archive's date cannot be set.
     func restamp<Model: CacheableModel>(_ type: Model.Type, key: String?, session: CacheSession) throws -> Restamp {
         let info = typeInfo(Model.self)
-        let archiveKey = ArchiveKey(seed: info.archiveSeed, user: session.user, key: key)
+        let archiveKey = ArchiveKey(info.cacheNamePart, user: session.user, key: key)
         let now = configuration.now()
-        return try withDiskWrites { book -> Restamp in
+        return try withDiskWrites { batch -> Restamp in
             let (holds, isCurrent, held) = state.withLock { state -> (Bool, Bool, MemoryEntry?) in
                 let isCurrent = state.user == session.user
                 let held = isCurrent ? state.memory.owner(of: archiveKey).flatMap { state.memory.peek($0) } : nil
-                return (state.holds(session), isCurrent, held)
+                return (state.sessions.holds(session), isCurrent, held)
             }
             guard holds else { return .dropped }
             if let held, held.isDirty {
                 state.withLock { state in _ = state.memory.restamp(archiveKey, at: now, identity: nil) }
                 return .restamped(now)
             }
-            let path = store.layout.archivePath(for: archiveKey)
-            guard let onDisk = store.fileSystem.identity(of: path) else { return .nothingCached }
-            let redated: FileIdentity?
-            do throws(SystemError) {
-                redated = try store.fileSystem.redate(path, ifStill: onDisk.identity, to: now)
-            } catch {
-                throw AppCacheError(
-                    code: error.code, message: "The cached items could not be re-dated; they keep their date.",
-                    cacheName: info.cacheName, key: key, path: error.path, underlyingError: error)
-            }
-            guard let redated else { return .nothingCached }
-            book.changedDisk = true
+            let path = disk.store.layout.archivePath(for: archiveKey)
+            guard let onDisk = batch.facts(of: path),
+                let redated = try batch.redate(path, ifStill: onDisk.identity, to: now, key: archiveKey)
+            else { return .nothingCached }
             if isCurrent {
                 state.withLock { state in
                     // Memory's copy is this very file, re-dated; or another writer replaced the

@@ -1,11 +1,12 @@
 import Foundation
 
-/// The disk writer's bookkeeping, and the protocol every batch of disk changes follows so that
-/// the disk index stays exact across crashes and across processes.
+/// The disk writer's journal bookkeeping: the disk index, where this process has read the
+/// journal to, and the intents and outcomes of the batch under way.
 ///
-/// A batch runs inside the cache's disk-write lock and the lock file's `flock`
-/// (``ProcessCoordinator``), so one batch at a time changes a version directory, whichever
-/// process or instance runs it. Each batch:
+/// ``DiskWriter`` runs every batch, and calls these steps in order; nothing else does. A batch
+/// runs inside the writer's lock and the lock file's `flock` (``ProcessCoordinator``), so one
+/// batch at a time changes a version directory, whichever process or instance runs it. Each
+/// batch:
 ///
 /// 1. **begins** (``begin(afterCrash:)``): if the previous holder of the lock died mid-batch (the
 ///    crash flag is set), the journal is replayed and every intent without its outcome is
@@ -25,7 +26,7 @@ import Foundation
 /// left changed, so settling costs one header read per interrupted change, and the temporary
 /// files a crash left are found without listing anything. A missing or damaged journal is
 /// rebuilt from the archives, which sweeps every temporary file as it goes.
-struct DiskBook {
+struct JournalLedger {
     let store: DiskStore
     let coordinator: ProcessCoordinator
     let diskByteLimit: Int?
@@ -240,7 +241,7 @@ struct DiskBook {
         }
     }
 
-    private mutating func advanceCursor(_ number: FileNumber, _ size: Int, _ count: Int) {
+    private mutating func advanceCursor(_ number: FileID, _ size: Int, _ count: Int) {
         guard let current = cursor, current.file == number else { return }
         cursor = IndexJournal.Cursor(file: number, offset: size, lines: current.lines + count)
     }

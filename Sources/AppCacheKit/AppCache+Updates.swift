@@ -36,7 +36,7 @@ extension AppCache {
             while !Task.isCancelled {
                 do {
                     guard let self else { break }
-                    let now = (fires: signal.fireCount, change: coordinator.changeCount)
+                    let now = (fires: signal.fireCount, change: disk.changeCount)
                     let expired = last?.expiry.map { $0 <= configuration.now() } ?? false
                     if last == nil || now != seen || expired {
                         seen = now

@@ -1,0 +1,281 @@
+import Foundation
+
+/// The one way the cache changes the disk: batches of archive writes, removals, re-datings and
+/// user-directory wipes, each following the journal protocol, one batch at a time across every
+/// thread, instance and process that shares the version directory.
+///
+/// A batch (``batch(problems:changed:_:)``):
+/// 1. takes the writer's lock (this process), then the lock file's `flock` (every process); if
+///    a purge deleted or replaced the root, the version directory or the lock file, it makes
+///    them again first (see ``ProcessCoordinator``);
+/// 2. tells the cache's memory what it found ( ``Hooks/didLock``): a reopened directory or
+///    another process's change means memory must check its entries against the disk;
+/// 3. settles a crashed batch or catches up with other processes' journal lines
+///    (``JournalLedger``), then runs the caller's changes through ``Batch``, whose every
+///    method announces its change in the journal before making it and records it after;
+/// 4. records the reads since the last batch (uses, for the disk budget), enforces the budget,
+///    appends the outcomes, and, when the disk changed, bumps the shared change count and
+///    tells memory (``Hooks/didChange``);
+/// 5. lets go of both locks; the caller reports the problems collected and notifies observers
+///    after that, with no lock held.
+///
+/// Because ``Batch`` is the only holder of the write methods, a new kind of disk change cannot
+/// forget the protocol. Reads never take the writer's lock: they go to ``store`` directly.
+///
+/// Thread safety: `Sendable`. The writer's lock is a ``BlockingLock``, held across file I/O by
+/// design (its job is to order writes); the cache never waits for it on a cooperative thread.
+final class DiskWriter: Sendable {
+    /// The archives, for reads (no lock needed: a read never sees a half-written archive).
+    let store: DiskStore
+    let coordinator: ProcessCoordinator
+    private let hooks: Hooks
+    private let ledger: BlockingLock<JournalLedger?>
+    /// Reads of archives (uses, for the disk budget) not yet in the journal; bounded.
+    private let uses = Locked<[CachePath]>([])
+    private let tracksUses: Bool
+
+    /// What a batch tells the memory layer above it, which the disk layer cannot name.
+    struct Hooks: Sendable {
+        /// Called under the writer's lock once the batch holds the lock file, before any
+        /// change: `reopened` when purged directories were made again, with the shared change
+        /// count found.
+        var didLock: @Sendable (_ reopened: Bool, _ change: UInt64) -> Void
+        /// The archives memory served since the last batch (uses, for the disk budget).
+        var takeReadArchives: @Sendable () -> [CachePath]
+        /// Called under the writer's lock when the batch changed the disk: the change count
+        /// before the batch and after it.
+        var didChange: @Sendable (_ before: UInt64, _ after: UInt64) -> Void
+    }
+
+    /// Reads gathered before they are written to the journal in a batch of their own.
+    static let pendingUsesLimit = 512
+    /// The most reads kept waiting for the journal; the oldest go first (they only order the
+    /// budget's evictions, and the newest uses are the ones that matter).
+    static let pendingUsesCap = 4 * pendingUsesLimit
+
+    /// Opens the writer of `store`'s version directory: the lock file (read-only when it
+    /// cannot be written) and, on first use by a newer release, the rename of archives named
+    /// by an earlier one.
+    ///
+    /// - Throws: `AppCacheError` when the lock file can be neither opened nor found read-only.
+    init(store: DiskStore, diskByteLimit: Int?, hooks: Hooks) throws(AppCacheError) {
+        var store = store
+        let coordinator: ProcessCoordinator
+        do {
+            coordinator = try ProcessCoordinator(fileSystem: store.fileSystem)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: "The cache's lock file cannot be opened.", path: error.path, underlyingError: error)
+        }
+        if coordinator.isReadOnly { store.fileSystem.isReadOnly = true }
+        self.store = store
+        self.coordinator = coordinator
+        self.hooks = hooks
+        tracksUses = diskByteLimit != nil
+        ledger = BlockingLock(JournalLedger(store: store, coordinator: coordinator, diskByteLimit: diskByteLimit))
+        if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
+            // Archives named by an earlier release: renamed once, under the lock (another
+            // process may be opening too).
+            ledger.withLock { _ in
+                guard (try? coordinator.lock(fileSystem: store.fileSystem)) != nil else { return }
+                if coordinator.layoutVersion != CacheLayout.currentVersion {
+                    store.migrateArchiveNames()
+                    coordinator.layoutVersion = CacheLayout.currentVersion
+                    coordinator.didChange()
+                }
+                coordinator.unlock()
+            }
+        }
+    }
+
+    /// Whether this process may not change the disk (a read-only volume or root).
+    var isReadOnly: Bool { coordinator.isReadOnly }
+
+    /// The shared change count: moves on with every batch, of any process, that changed the
+    /// disk. Lock-free; read on every memory hit.
+    var changeCount: UInt64 { coordinator.changeCount }
+
+    /// Runs `body`'s changes as one batch (see the type's documentation).
+    ///
+    /// - Parameters:
+    ///   - problems: receives what went wrong without failing the batch (damage found, a
+    ///     journal that could not be written), to report once no lock is held; filled even
+    ///     when the batch throws.
+    ///   - changed: set when the batch changed the disk (or found it purged): observers must
+    ///     hear of it.
+    /// - Throws: what `body` throws; `permissionDenied` on a read-only cache; what recreating a
+    ///   purged directory reports (`permissionDenied`, `noSpace`, `ioFailure`).
+    func batch<Result>(
+        problems: inout [AppCacheError], changed: inout Bool, _ body: (inout Batch) throws -> Result
+    ) throws -> Result {
+        try ledger.withLock { held in
+            let reopened: Bool
+            do throws(SystemError) {
+                reopened = try coordinator.lock(fileSystem: store.fileSystem)
+            } catch {
+                throw coordinator.isReadOnly
+                    ? AppCacheError(
+                        code: .permissionDenied, message: "The cache is read-only: its directory cannot be written.",
+                        path: store.fileSystem.versionPath, underlyingError: error)
+                    : AppCacheError(
+                        code: error.code, message: "The cache directory was removed and cannot be made again.",
+                        path: error.path, underlyingError: error)
+            }
+            let crashed = coordinator.beginBatch()
+            let changeBefore = coordinator.changeCount
+            hooks.didLock(reopened, changeBefore)
+            // Moved, not copied: the index inside is large, and a copy would be made on write.
+            var batch = Batch(ledger: held.moveOut()!, store: store)
+            batch.ledger.begin(afterCrash: crashed)
+            defer {
+                if tracksUses {
+                    // Reads are uses: from disk (gathered as they happened) and from memory;
+                    // recorded before this batch's writes, which are newer still.
+                    let fromDisk = uses.withLock { uses in
+                        defer { uses = [] }
+                        return uses
+                    }
+                    batch.ledger.recordUses(fromDisk + hooks.takeReadArchives())
+                }
+                batch.ledger.finish()
+                if batch.ledger.changedDisk || reopened {
+                    changed = true
+                    hooks.didChange(changeBefore, coordinator.didChange())
+                    batch.ledger.changedDisk = false
+                }
+                coordinator.endBatch()
+                coordinator.unlock()
+                problems += batch.ledger.problems
+                batch.ledger.problems = []
+                held = batch.ledger
+            }
+            return try body(&batch)
+        }
+    }
+
+    /// Notes a read of the archive at `path` as a use, for the disk budget (only with one).
+    ///
+    /// - Returns: `true` when enough uses have gathered that a batch of their own should
+    ///   write them to the journal (the caller runs it on a library thread).
+    func noteUse(of path: CachePath) -> Bool {
+        guard tracksUses else { return false }
+        let count = uses.withLock { uses in
+            if uses.count >= Self.pendingUsesCap { uses.removeFirst(uses.count - Self.pendingUsesCap + 1) }
+            uses.append(path)
+            return uses.count
+        }
+        return count == Self.pendingUsesLimit
+    }
+
+    /// How many reads wait for the journal.
+    var pendingUseCount: Int {
+        uses.withLock { $0.count }
+    }
+
+    /// The changes a batch may make, each announced in the journal before it is made and
+    /// recorded after it. Exists only inside ``DiskWriter/batch(problems:changed:_:)``.
+    struct Batch {
+        fileprivate var ledger: JournalLedger
+        let store: DiskStore
+
+        /// Writes the archive for `key` at `path`.
+        ///
+        /// - Returns: which file the archive now is.
+        /// - Throws: what ``DiskStore/write(_:forKey:at:temporaryName:)`` throws.
+        @discardableResult
+        mutating func write(_ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath) throws(AppCacheError) -> FileVersion {
+            try write([(record, key, path)])[0].get()
+        }
+
+        /// Writes several archives, announcing them all in one journal write first.
+        ///
+        /// - Parameter shouldStop: asked before each archive; once it says `true`, the rest
+        ///   are not written (their announcements are settled when the batch finishes).
+        /// - Returns: for each archive written or tried, in order, which file it now is or why
+        ///   it could not be written.
+        mutating func write(
+            _ archives: [(record: ArchiveRecord, key: ArchiveKey, path: CachePath)], until shouldStop: () -> Bool = { false }
+        ) -> [Swift.Result<FileVersion, AppCacheError>] {
+            let temporaryNames = archives.map { _ in FileSystem.temporaryName() }
+            ledger.announce(zip(archives, temporaryNames).map { .willChange(path: $0.0.path, temporaryName: $0.1) })
+            var results: [Swift.Result<FileVersion, AppCacheError>] = []
+            for (archive, temporaryName) in zip(archives, temporaryNames) {
+                if shouldStop() { break }
+                results.append(Swift.Result { () throws(AppCacheError) in
+                    let (size, identity) = try store.write(archive.record, forKey: archive.key, at: archive.path, temporaryName: temporaryName)
+                    ledger.record(.set(path: archive.path, size: size, isPinned: archive.record.isPinned))
+                    return identity
+                })
+            }
+            return results
+        }
+
+        /// Removes the archive at `path`; a missing file is not an error.
+        mutating func delete(at path: CachePath, key: ArchiveKey?) throws(AppCacheError) {
+            ledger.announce([.willChange(path: path, temporaryName: FileSystem.temporaryName())])
+            try store.removeFile(at: path, key: key)
+            ledger.record(.remove(path: path))
+        }
+
+        /// Removes the archive at `path` if it is still the file `identity` (`nil`: still no
+        /// regular file, such as a FIFO); a newer archive another writer put there stays.
+        mutating func delete(at path: CachePath, ifStill identity: FileVersion?, key: ArchiveKey) throws(AppCacheError) {
+            guard store.facts(of: path)?.identity == identity else { return }
+            try delete(at: path, key: key)
+        }
+
+        /// Moves a user directory out of view in one rename (a crash never leaves part of it
+        /// readable).
+        ///
+        /// - Returns: the trash directory to delete once no lock is held; `nil` when there was
+        ///   no such directory.
+        /// - Throws: `permissionDenied` or `ioFailure` when it cannot be moved; its archives are
+        ///   then unchanged.
+        mutating func wipe(userDirectory directory: String) throws(AppCacheError) -> String? {
+            ledger.announce([.willRemoveAll(directory: directory)])
+            let trash = try store.moveOutOfView(userDirectory: directory)
+            ledger.record(.removeAll(directory: directory))
+            return trash
+        }
+
+        /// Sets the archive at `path`'s modification date to `date`, its bytes untouched, if it
+        /// is still the file `identity`.
+        ///
+        /// - Returns: which file it now is; `nil` when it was removed or replaced meanwhile.
+        mutating func redate(_ path: CachePath, ifStill identity: FileVersion, to date: Date, key: ArchiveKey) throws(AppCacheError) -> FileVersion? {
+            let redated = try store.redate(path, ifStill: identity, to: date, key: key)
+            // The size and pin are unchanged: nothing for the journal, but other processes
+            // must check what they hold (the cached date moved).
+            if redated != nil { ledger.changedDisk = true }
+            return redated
+        }
+
+        /// Which regular file is at `path` now (under the lock: no other writer changes it
+        /// until the batch ends).
+        func facts(of path: CachePath) -> FileFacts? {
+            store.facts(of: path)
+        }
+
+        /// Removes every temporary file: with the lock file held, any left is a crash's.
+        func sweepTemporaryFiles() {
+            store.sweepTemporaryFiles()
+        }
+
+        /// The bytes the archives take, of every user and process, from the disk index
+        /// (loaded, and kept from now on, if it was not).
+        mutating func diskUsage() -> Int {
+            ledger.ensureIndex()
+            return ledger.index?.totalBytes ?? 0
+        }
+
+        /// Loads the disk index (replaying the journal, or rebuilding it) and keeps it.
+        mutating func loadIndex() {
+            ledger.ensureIndex()
+        }
+
+        /// Adds a problem to report once the batch's locks are released.
+        mutating func report(_ problem: AppCacheError) {
+            ledger.problems.append(problem)
+        }
+    }
+}
