@@ -38,6 +38,9 @@ struct SpillToDisk {
         for (index, restaurant) in restaurants.enumerated() {
             try cache.cacheItems(MenuItem.sampleMenu(count: 10 + index, seed: index), forKey: restaurant)
             print("cached \(restaurant) (\(10 + index) items)")
+            // The menu memory let go of is written on the cache's own thread: `cacheItems`
+            // returned without waiting for the disk. Wait for it here, to show it.
+            waitUntil { cache.memoryStatistics.spills == max(0, index - 2) }
             printState(cache, root: root, start: start)
             // Menus cached a moment apart, so their archive dates differ.
             Thread.sleep(forTimeInterval: 0.05)
@@ -45,6 +48,7 @@ struct SpillToDisk {
 
         print("memory warning")
         cache.didReceiveMemoryWarning()
+        waitUntil { cache.memoryStatistics.entries == 0 }  // written in the background, too
         printState(cache, root: root, start: start)
 
         print("reading every menu back")
@@ -53,6 +57,14 @@ struct SpillToDisk {
             print("  \(restaurant): \(items.map { "\($0.count) items" } ?? "missing")")
         }
         printState(cache, root: root, start: start)
+    }
+
+    /// Waits (up to ten seconds) until `condition` holds.
+    static func waitUntil(_ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
     }
 
     static func printState(_ cache: AppCache, root: URL, start: Date) {

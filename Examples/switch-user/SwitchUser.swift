@@ -40,6 +40,9 @@ struct SwitchUser {
         try cache.switchUser(to: "bob")
         report(cache, "switched")
 
+        // Switches and removals write and delete on the cache's own thread, so the caller never
+        // waits for the disk; a flush waits for all of it to land.
+        try cache.flush()
         print("On disk:")
         let files = FileManager.default.enumerator(atPath: root.path(percentEncoded: false))?.allObjects as? [String] ?? []
         for file in files.sorted() where file.hasSuffix(".archive") {

@@ -9,22 +9,81 @@ extension AppCache {
     /// once); later calls read only what other processes appended since. Waits for writes under
     /// way, in this process and others.
     public var diskUsage: Int {
-        (try? withDiskWrites { batch in batch.diskUsage() }) ?? 0
+        // Removals still due first: the index counts a batch's own changes once it ends.
+        _ = settleDueWipes()
+        return (try? withDiskWrites { batch in batch.diskUsage() }) ?? 0
     }
 
-    /// Runs a batch of disk changes (see ``DiskWriter``); then, with no lock held, reports the
-    /// problems it found to `diagnostics` and, if the disk changed, tells observers of
+    /// Runs a batch of disk changes (see ``DiskWriter``), after the removals still due
+    /// (``DueWipes``); then, with no lock held, deletes what those moved to the trash, reports
+    /// the problems found to `diagnostics` and, if the disk changed, tells observers of
     /// ``updates(of:forKey:)``.
     ///
     /// - Throws: what `body` throws; what ``DiskWriter/batch(problems:changed:_:)`` throws.
     func withDiskWrites<Result>(_ body: (inout DiskWriter.Batch) throws -> Result) throws -> Result {
         var problems: [AppCacheError] = []
         var changed = false
+        var trashes: [String] = []
         defer {
+            problems += trashes.compactMap { disk.store.deleteTrash($0) }
             if changed { observers.notifyAll() }
             reportAll(problems)
         }
-        return try disk.batch(problems: &problems, changed: &changed, body)
+        return try disk.batch(problems: &problems, changed: &changed) { batch in
+            trashes = performDueWipes(&batch)
+            return try body(&batch)
+        }
+    }
+
+    /// Moves the user directories of removals still due out of view, in `batch`.
+    ///
+    /// - Returns: the trash directories to delete once no lock is held.
+    private func performDueWipes(_ batch: inout DiskWriter.Batch) -> [String] {
+        let due = state.withLock { $0.dueWipes }
+        guard !due.isEmpty else { return [] }
+        var directories = due.directories
+        if due.allUsers {
+            do {
+                directories.formUnion(try disk.store.userDirectories())
+            } catch {
+                batch.report(error)
+                return []
+            }
+        }
+        var trashes: [String] = []
+        var wiped: [String] = []
+        for directory in directories.sorted() {
+            do {
+                if let trash = try batch.wipe(userDirectory: directory) { trashes.append(trash) }
+                wiped.append(directory)
+            } catch {
+                if state.withLock({ $0.dueWipes.shouldReport(directory) }) {
+                    var failure = error
+                    failure.message = "A removed user's archives could not leave the disk (\(error.message)); they stay out of reach of reads and go with the next write."
+                    batch.report(failure)
+                }
+            }
+        }
+        state.withLock { $0.dueWipes.didWipe(wiped, allUsers: due.allUsers && wiped.count == directories.count) }
+        return trashes
+    }
+
+    /// Carries out the removals still due before a read goes to the disk, so that it never
+    /// finds removed data. A read that misses memory may wait for the disk; nothing else does.
+    ///
+    /// - Returns: whether reads may go to the disk at `path`: `false` while a removal of its
+    ///   directory is due and could not be carried out.
+    func settleDueWipes(before path: CachePath) -> Bool {
+        !settleDueWipes().covers(path.directory)
+    }
+
+    /// Carries out the removals still due (see ``settleDueWipes(before:)``).
+    ///
+    /// - Returns: those that could not be carried out, whose archives reads must not see.
+    func settleDueWipes() -> DueWipes {
+        guard state.withLock({ !$0.dueWipes.isEmpty }) else { return DueWipes() }
+        _ = try? withDiskWrites { _ in }
+        return state.withLock { $0.dueWipes }
     }
 
     /// How the disk writer's batches keep memory coherent with the disk: what memory holds is

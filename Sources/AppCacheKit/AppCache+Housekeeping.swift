@@ -70,21 +70,47 @@ extension AppCache {
         try setPinned(false, Model.self, key: key)
     }
 
-    /// The collections of the current user, from memory and disk, without decoding any items.
+    /// The collections of the current user, from memory and disk, without decoding any items,
+    /// listed on the library's threads: the caller's thread never waits for the disk.
     ///
     /// Archives that cannot be read are left out (a read of them reports why).
+    ///
+    /// ```swift
+    /// let entries = try await cache.listEntries()
+    /// let stale = entries.filter(\.isStale).map(\.cacheName)
+    /// ```
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    /// - Complexity: lists the user's directory and reads the header of each archive.
+    public func listEntries() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [self] in try entries() }
+    }
+
+    /// The collections of every user, from memory and disk, listed on the library's threads.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func listEntriesOfAllUsers() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [self] in try entriesOfAllUsers() }
+    }
+
+    /// The collections of the current user, from memory and disk, without decoding any items,
+    /// listed on the caller's thread.
+    ///
+    /// Lists the user's directory and reads each archive's header, blocking the caller on the
+    /// disk meanwhile: from async code, and on the main thread, use ``listEntries()``.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() throws -> [CacheEntry] {
         let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-        return listEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user))
+        return mergedEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user))
     }
 
-    /// The collections of every user, from memory and disk, without decoding any items.
+    /// The collections of every user, from memory and disk, without decoding any items, listed
+    /// on the caller's thread (see ``listEntriesOfAllUsers()`` for the async form).
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entriesOfAllUsers() throws -> [CacheEntry] {
-        listEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers())
+        mergedEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers())
     }
 
     // MARK: - Private
@@ -180,8 +206,11 @@ extension AppCache {
         }
     }
 
-    private func listEntries(memoryUser: Int?, paths: [CachePath]) -> [CacheEntry] {
+    private func mergedEntries(memoryUser: Int?, paths: [CachePath]) -> [CacheEntry] {
         let now = configuration.now()
+        // Archives of a removal still due are gone for every reader.
+        let due = settleDueWipes()
+        let paths = due.isEmpty ? paths : paths.filter { !due.covers($0.directory) }
         let change = disk.changeCount
         let (memoryEntries, epoch, thresholds) = state.withLock { state in
             state.observe(change: change)

@@ -102,7 +102,7 @@ extension AppCache {
         fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>,
         yield: (LoadedItems<Model>) -> Void
     ) async throws {
-        var cached = try readForLoad(Model.self, key: key, switches: switches)
+        var cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
         switch policy {
         case .staleWhileRevalidate:
             if let cached {
@@ -129,7 +129,9 @@ extension AppCache {
         case .items(let items, let cachedDate):
             yield(LoadedItems(items: items, cachedDate: cachedDate, isStale: false, source: .fetch))
         case .notModified(let cachedDate):
-            if cached == nil { cached = try readForLoad(Model.self, key: key, switches: switches) }
+            if cached == nil {
+                cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+            }
             guard var current = cached?.loaded else {
                 throw AppCacheError(
                     code: .notCached, message: "The fetch answered notModified, but the collection is no longer cached.",
@@ -186,6 +188,15 @@ extension AppCache {
         }
         // Nobody waits for a cancelled fetch: what it brought is not stored.
         if Task.isCancelled { return .cancelled }
+        // Stored on a library thread: a write may wait for the disk and the lock file.
+        return await LibraryThreads.run { [self] in storeFetched(result, of: Model.self, key: key, session: session, isPinned: isPinned) }
+    }
+
+    /// Stores what a fetch brought (or re-dates what is cached, for `notModified`) for
+    /// `session`'s user. Blocks on the disk: call on a library thread.
+    private func storeFetched<Model: CacheableModel>(
+        _ result: FetchResult<Model>, of type: Model.Type, key: String?, session: CacheSession, isPinned: Bool
+    ) -> Flight<Model>.Outcome {
         do {
             switch result {
             case .items(let items, let validators):

@@ -69,7 +69,8 @@ extension AppCache {
         }
         if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
         let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
-        guard let archive = disk.store.summary(at: disk.store.layout.archivePath(for: archiveKey), forKey: archiveKey) else { return nil }
+        let path = disk.store.layout.archivePath(for: archiveKey)
+        guard settleDueWipes(before: path), let archive = disk.store.summary(at: path, forKey: archiveKey) else { return nil }
         return archive.record.isExpired(at: now) ? nil : archive.cachedDate
     }
 
@@ -245,6 +246,7 @@ extension AppCache {
         }
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
         let path = disk.store.layout.archivePath(for: archiveKey)
+        guard settleDueWipes(before: path) else { return nil }
         // The payload is decoded where it was read, in the read's own buffer.
         let read = try disk.store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: disk.changeCount) {
             record, payload in
@@ -298,7 +300,7 @@ extension AppCache {
                 entry.moveOut()!, for: MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot),
                 ifUnchangedSince: mutationsBeforeRead)
         }
-        reportAll(spill(spills))
+        spillInBackground(spills)
         return loaded
     }
 

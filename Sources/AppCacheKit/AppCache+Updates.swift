@@ -40,7 +40,7 @@ extension AppCache {
                     let expired = last?.expiry.map { $0 <= configuration.now() } ?? false
                     if last == nil || now != seen || expired {
                         seen = now
-                        let value = observe(Model.self, key: key)
+                        let value = await LibraryThreads.run { [self] in observe(Model.self, key: key) }
                         if let value, value.differs(from: last) { continuation.yield(value.items) }
                         last = value ?? last
                     }

@@ -24,13 +24,7 @@ extension AppCache {
         guard let previous else { return }
         let keys = state.withLock { $0.memory.evictAll(user: previous) }
         observers.notifyAll()
-        let failures = spill(keys)
-        if let first = failures.first {
-            throw AppCacheError(
-                code: first.code,
-                message: "Switched user, but \(failures.count) of the previous user's collections could not be written; they stay in memory until the next flush.",
-                cacheName: first.cacheName, key: first.key, path: first.path, underlyingError: first.underlyingError)
-        }
+        spillInBackground(keys)
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared
@@ -97,29 +91,34 @@ extension AppCache {
 
     // MARK: - Internal
 
-    /// Removes every collection of some users, from memory and disk; `resolveUsers` names them
-    /// inside the lock (the current one, or given ones) and may switch the current user in the
-    /// same step; `allUsers` takes every user directory on disk and every user in memory
-    /// instead. Sessions of the removed users stop holding.
+    /// Removes every collection of some users: from memory (and from every read) at once, from
+    /// disk on the write-back queue (``DueWipes``); `resolveUsers` names them inside the lock
+    /// (the current one, or given ones) and may switch the current user in the same step;
+    /// `allUsers` takes every user directory on disk and every user in memory instead.
+    /// Sessions of the removed users stop holding.
+    ///
+    /// - Throws: `permissionDenied` on a read-only cache (nothing is removed then).
     func wipe(allUsers: Bool = false, _ resolveUsers: (inout State) -> [String?]) throws {
-        var trashes: [String] = []
-        defer {
-            observers.notifyAll()
-            reportAll(trashes.compactMap { disk.store.deleteTrash($0) })
+        guard !disk.isReadOnly else {
+            throw AppCacheError(
+                code: .permissionDenied, message: "The cache is read-only: its directory cannot be written; nothing was removed.",
+                path: disk.store.layout.versionPath)
         }
-        try withDiskWrites { batch in
-            let directories = state.withLock { state -> [String] in
-                let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
-                if allUsers { state.sessions.didRemoveDataOfAllUsers() }
-                for user in users {
-                    state.sessions.didRemoveData(of: user)
-                    if let slot = state.sessions.slot(of: user) { state.memory.removeAll(user: slot) }
-                }
-                return users.map(CacheLayout.userDirectoryName)
+        state.withLock { state in
+            let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
+            if allUsers { state.sessions.didRemoveDataOfAllUsers() }
+            for user in users {
+                state.sessions.didRemoveData(of: user)
+                if let slot = state.sessions.slot(of: user) { state.memory.removeAll(user: slot) }
             }
-            let onDisk = allUsers ? try disk.store.userDirectories() : []
-            for directory in Set(directories + onDisk).sorted() {
-                if let trash = try batch.wipe(userDirectory: directory) { trashes.append(trash) }
+            state.dueWipes.add(users.map(CacheLayout.userDirectoryName), allUsers: allUsers)
+        }
+        observers.notifyAll()
+        writeBackQueue.async { [weak self] in
+            do {
+                try self?.withDiskWrites { _ in }
+            } catch {
+                self?.reportAll([error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)])
             }
         }
     }

@@ -30,7 +30,7 @@ extension AppCache {
     /// visionOS the cache calls this itself on memory warnings.
     public func didReceiveMemoryWarning() {
         let keys = state.withLock { $0.memory.evictAll() }
-        reportAll(spill(keys))
+        spillInBackground(keys)
     }
 
     /// What the memory layer holds and how it has served so far.
@@ -44,6 +44,36 @@ extension AppCache {
     }
 
     // MARK: - Internal
+
+    /// Writes the detached (evicted while dirty) entries on the write-back queue: the caller (a
+    /// write past the memory limit, a switch of user, a memory warning) never waits for the
+    /// disk. Until written they stay in memory, answering reads; a write that fails is
+    /// reported to `diagnostics` and retried by the write-back timer and every flush.
+    func spillInBackground(_ keys: [MemoryKey]) {
+        guard !keys.isEmpty else { return }
+        let schedule = state.withLock { state -> Bool in
+            guard !state.spillScheduled else { return false }
+            state.spillScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        writeBackQueue.async { [weak self] in
+            guard let self else { return }
+            let keys = state.withLock { state in
+                state.spillScheduled = false
+                return state.memory.detachedKeys
+            }
+            let failures = spill(keys)
+            reportAll(failures)
+            if !failures.isEmpty { scheduleWriteBack() }
+        }
+    }
+
+    /// Waits for the disk work queued on the write-back queue so far: spills and removals
+    /// (what tests and the benchmark check after a call that queued some).
+    func waitForBackgroundWork() {
+        writeBackQueue.sync {}
+    }
 
     /// Writes the detached (evicted while dirty) entries among `keys`, each as its archive.
     ///

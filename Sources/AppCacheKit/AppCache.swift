@@ -52,6 +52,10 @@ public final class AppCache: Sendable {
         /// The type looked up last: reads of one type in a row find it without hashing.
         var lastType: (id: ObjectIdentifier, info: TypeInfo)?
         var writeBackScheduled = false
+        /// Whether a write of detached (spilled) entries is queued.
+        var spillScheduled = false
+        /// Removals whose archives are still to leave the disk.
+        var dueWipes = DueWipes()
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
         /// The collections an `updateItems` is working on: how many updates, and how many
@@ -376,7 +380,7 @@ public final class AppCache: Sendable {
             }
         }
         observers.notify(cacheName: info.cacheName, key: key)
-        reportAll(spill(spills))
+        spillInBackground(spills)
         return now
     }
 

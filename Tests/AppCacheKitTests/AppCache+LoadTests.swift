@@ -139,8 +139,10 @@ struct AppCacheLoadTests {
     @Test func validatorsAreStoredWithTheItemsAndSurviveAReopen() async throws {
         let fixture = try Fixture()
         let server = FakeServer(answer: .items(notes, etag: "\"v1\""))
-        _ = await collect(try fixture.openCache(memory: .layer()).load(Note.self, fetch: server.fetch))
+        let first = try fixture.openCache(memory: .layer())
+        _ = await collect(first.load(Note.self, fetch: server.fetch))
         #expect(server.receivedValidators == [nil], "nothing stored yet")
+        try first.flush()  // the app goes away
 
         fixture.clock.advance(by: .seconds(3601))
         let reopened = try fixture.openCache(memory: .layer())

@@ -52,6 +52,7 @@ struct AppCacheSessionTests {
         #expect(!fixture.archiveExists(Note.self))
         try cache.signOut(removingData: false)
         #expect(cache.user == nil)
+        cache.waitForBackgroundWork()
         #expect(fixture.archiveExists(Note.self, user: "alice"))
         #expect(try cache.getCachedItems(Note.self) == nil)
     }

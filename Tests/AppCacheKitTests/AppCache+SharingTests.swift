@@ -43,6 +43,9 @@ struct AppCacheSharingTests {
         try app.removeItems(Plain.self)
         #expect(try widget.getCachedItems(Plain.self) == nil)
         try app.removeUser("alice")
+        #expect(try app.getCachedItems(Plain.self, forKey: "b") == nil, "gone for the remover at once")
+        // The directory leaves the disk on the write-back queue, moments later; then for all.
+        app.waitForBackgroundWork()
         #expect(try widget.getCachedItems(Plain.self, forKey: "b") == nil)
         #expect(widget.cachedDate(of: Plain.self, forKey: "b") == nil)
     }

@@ -103,7 +103,7 @@ public final class CachedQuery<Model: CacheableModel> {
         }
         let cache = cache
         let key = key
-        let dated = await Task.detached { cache.dating(Model.self, forKey: key) }.value
+        let dated = await LibraryThreads.run { cache.dating(Model.self, forKey: key) }
         items = newItems
         if let dated {
             cachedDate = dated.cachedDate

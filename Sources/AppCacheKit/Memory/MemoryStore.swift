@@ -307,6 +307,9 @@ struct MemoryStore {
         return read
     }
 
+    /// The keys of every detached entry (evicted while dirty, not written yet).
+    var detachedKeys: [MemoryKey] { Array(detached.keys) }
+
     /// The detached entries among `keys`, for writing.
     func detachedEntries(_ keys: [MemoryKey]) -> [(key: MemoryKey, entry: MemoryEntry)] {
         keys.compactMap { key in detached[key].map { (key, $0) } }

@@ -1,0 +1,62 @@
+import Dispatch
+
+/// The library's own threads for blocking work that an async caller awaits: disk reads and
+/// writes, file locks and the writer's lock never run on a thread of Swift concurrency's
+/// cooperative pool, which has one thread per core and stalls every task of the process when
+/// those threads wait (in one sanitizer run with both cores busy, an `updates` stream's first
+/// value did not arrive within 30 s).
+///
+/// A concurrent Dispatch queue: its threads may block, and Dispatch brings up more (up to its
+/// own limit) while they do.
+enum LibraryThreads {
+    private static let queue = DispatchQueue(label: "AppCache.blockingWork", qos: .userInitiated, attributes: .concurrent)
+
+    /// Runs `work` on a library thread and returns what it returns (or throws what it
+    /// throws), suspending the calling task meanwhile without blocking its thread.
+    ///
+    /// `work` (and what it captures, such as the cache) is released before the caller resumes:
+    /// the last reference to a cache is never dropped on a library thread behind the caller's
+    /// back, where its `deinit` would write while the caller has moved on.
+    static func run<Result>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        let box = WorkBox(work)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Handoff<Result>, any Error>) in
+            queue.async {
+                let result = Swift.Result { Handoff(value: try box.run()) }
+                continuation.resume(with: result)
+            }
+        }.value
+    }
+
+    /// Runs `work`, which cannot fail, on a library thread (see ``run(_:)``).
+    static func run<Result>(_ work: @escaping @Sendable () -> Result) async -> Result {
+        let box = WorkBox(work)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Handoff<Result>, Never>) in
+            queue.async {
+                let result = Handoff(value: try! box.run())
+                continuation.resume(returning: result)
+            }
+        }.value
+    }
+
+    /// Holds the work until it runs, then lets go of it (and of what it captured).
+    private final class WorkBox<Result>: @unchecked Sendable {
+        private var work: (@Sendable () throws -> Result)?
+
+        init(_ work: @escaping @Sendable () throws -> Result) {
+            self.work = work
+        }
+
+        /// Runs the work once, on one thread; the box is not touched by any other.
+        func run() throws -> Result {
+            let work = work.moveOut()!
+            return try work()
+        }
+    }
+
+    /// A value made on a library thread and handed to the one task that awaits it: it is never
+    /// used by two threads at once, so it crosses without being `Sendable` itself (the items
+    /// of a model type are `Sendable`; the read structures carrying them are plain values).
+    private struct Handoff<Value>: @unchecked Sendable {
+        let value: Value
+    }
+}

@@ -1,0 +1,99 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import AppCacheKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// No caller waits on the disk except for a read it asked for: spills past the memory limit,
+/// the writes of a switch of user, removals and memory warnings happen on the library's
+/// threads, while the data stays in memory, readable.
+@Suite struct AppCacheBackgroundWritesTests {
+    /// A disk that makes every file operation wait while closed, and notes any made on the
+    /// caller's own thread (where it would have made the caller wait).
+    final class DiskGate: Sendable {
+        private struct State {
+            var closed = false
+            var caller: pthread_t?
+            var onCallersThread: [String] = []
+        }
+        private let state = Locked(State())
+        private let opened = DispatchSemaphore(value: 0)
+
+        var hook: FileSystem.FaultInjector {
+            { [self] operation, path in
+                let closed = state.withLock { state -> Bool in
+                    if let caller = state.caller, pthread_equal(caller, pthread_self()) != 0 {
+                        state.onCallersThread.append("\(operation) \(path)")
+                    }
+                    return state.closed
+                }
+                if closed { _ = opened.wait(timeout: .now() + 30) }
+                return nil
+            }
+        }
+
+        /// Closes the disk for everyone but notes the calling thread as the caller.
+        func close() {
+            state.withLock {
+                $0.closed = true
+                $0.caller = pthread_self()
+            }
+        }
+
+        func open() {
+            state.withLock { $0.closed = false }
+            for _ in 0..<64 { opened.signal() }
+        }
+
+        var operationsOnCallersThread: [String] { state.withLock { $0.onCallersThread } }
+    }
+
+    @Test func spillsSwitchesRemovalsAndWarningsLeaveTheCallerFree() throws {
+        let fixture = try Fixture()
+        let gate = DiskGate()
+        let cache = try fixture.openCache(user: "alice", memory: .layer(entries: 1, writeBackDelay: nil), faults: gate.hook)
+        try cache.cacheItems([Plain(value: 1)], forKey: "a")
+        gate.close()
+
+        try cache.cacheItems([Plain(value: 2)], forKey: "b")  // "a" spills
+        #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)], "a spilled entry answers reads until written")
+        try cache.switchUser(to: "bob")  // alice's "a" and "b" are written
+        try cache.cacheItems([Plain(value: 3)])
+        try cache.signOut(removingData: true)  // bob's data goes
+        try cache.cacheItems([Plain(value: 4)], forKey: "shared")
+        cache.didReceiveMemoryWarning()
+        #expect(gate.operationsOnCallersThread.isEmpty, "the caller made no file operation")
+
+        gate.open()
+        cache.waitForBackgroundWork()
+        #expect(gate.operationsOnCallersThread.isEmpty)
+        #expect(fixture.archiveExists(Plain.self, key: "a", user: "alice"))
+        #expect(fixture.archiveExists(Plain.self, key: "b", user: "alice"))
+        #expect(!fixture.archiveExists(Plain.self, user: "bob"), "bob's removal reached the disk")
+        #expect(fixture.archiveExists(Plain.self, key: "shared", user: nil))
+        #expect(cache.memoryStatistics.dirtyEntries == 0)
+        #expect(try cache.getCachedItems(Plain.self, forKey: "shared") == [Plain(value: 4)])
+        #expect(fixture.diagnostics.errors.isEmpty)
+        let reopened = try fixture.openCache(user: "alice")
+        #expect(try reopened.getCachedItems(Plain.self, forKey: "b") == [Plain(value: 2)])
+    }
+
+    /// `listEntries()` lists on a library thread and agrees with `entries()`.
+    @Test func listingEntriesAsynchronouslyAgreesWithTheSynchronousForm() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Plain(value: 1)], forKey: "written")
+        try cache.flush()
+        try cache.cacheItems([Plain(value: 2)], forKey: "dirty")
+        let listed = try await cache.listEntries()
+        #expect(listed.map(\.key) == ["dirty", "written"])
+        #expect(listed.map(\.isDirty) == [true, false])
+        #expect(try await cache.listEntriesOfAllUsers() == (try cache.entriesOfAllUsers()))
+    }
+}
