@@ -5,11 +5,11 @@ import Foundation
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
-/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency.
+/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk",
     ]
 
     static func main() throws {
@@ -85,6 +85,7 @@ struct AppCacheBenchmarks {
             case "disk-budget": try scenarios.diskBudget()
             case "listing": try scenarios.listing()
             case "concurrency": try scenarios.concurrency()
+            case "slow-disk": try scenarios.slowDisk()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or

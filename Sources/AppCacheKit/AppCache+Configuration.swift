@@ -114,6 +114,21 @@ extension AppCache {
         /// System call failures to simulate. Tests only.
         var faults: FileSystem.FaultInjector?
 
+        /// A delay added to every file operation the cache makes: a slow disk, for the
+        /// benchmark program to show who waits for it. Not for apps.
+        @_spi(Benchmarks) public var simulatedFileOperationDelay: Duration? = nil
+
+        /// `faults`, with the simulated delay before each operation.
+        var effectiveFaults: FileSystem.FaultInjector? {
+            guard let delay = simulatedFileOperationDelay, delay > .zero else { return faults }
+            let faults = faults
+            let microseconds = UInt32(clamping: Int64(delay.timeInterval * 1_000_000))
+            return { operation, path in
+                usleep(microseconds)
+                return faults?(operation, path)
+            }
+        }
+
         /// Creates a configuration.
         ///
         /// - Parameters:

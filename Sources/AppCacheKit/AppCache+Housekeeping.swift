@@ -24,8 +24,11 @@ extension AppCache {
     ///
     /// - Parameter includingPinned: whether pinned collections go too (the default); with
     ///   `false` they stay, in memory and on disk.
-    /// - Throws: `permissionDenied` or `ioFailure` when the archives cannot be removed; with
-    ///   `includingPinned` the user's directory leaves view in one step, so then nothing changed.
+    /// - Throws: `permissionDenied` or `ioFailure` when the archives cannot be removed (without
+    ///   `includingPinned`; the remaining archives are then unchanged). With `includingPinned`,
+    ///   the user's data leaves memory and every read at once and the disk on the cache's
+    ///   write-back thread, as with ``removeUser(_:)``: it throws `permissionDenied` only on a
+    ///   read-only cache.
     public func removeAll(includingPinned: Bool = true) throws {
         guard includingPinned else {
             try removeArchives(ofAllUsers: false) { !$0.isPinned }

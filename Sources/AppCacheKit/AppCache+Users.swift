@@ -4,15 +4,14 @@ extension AppCache {
     /// Makes `user` the current user: from now on reads and writes see only that user's
     /// collections; `nil` signs out to the shared space.
     ///
-    /// The previous user's dirty collections are written to their own directory and all of
-    /// their collections leave memory, so nothing of theirs is served, or kept in memory, for
-    /// the next user. Their data stays on disk.
+    /// All of the previous user's collections leave memory's view at once, so nothing of theirs
+    /// is served to the next user; their dirty ones are written to their own directory on the
+    /// cache's write-back thread (the caller never waits for the disk), and stay in memory,
+    /// invisible to the new user, until written. A write that fails goes to `diagnostics` and is
+    /// retried by the next write-back and every ``flush()``. Their data stays on disk.
     ///
     /// - Throws: `invalidUser` for an empty user id, or one longer than 64 KiB (the current user
-    ///   is unchanged then); the first write error (`noSpace`, `permissionDenied`, ...) when
-    ///   some of the previous user's collections could not be written. The switch has happened
-    ///   all the same; those collections stay in memory, invisible to the new user, until a
-    ///   flush writes them.
+    ///   is unchanged then).
     public func switchUser(to user: String?) throws {
         try Configuration.checkUser(user)
         let previous = state.withLock { state -> Int? in
@@ -36,11 +35,15 @@ extension AppCache {
     /// bound to a ``CacheSession`` of `user` taken before are dropped too, and so are the
     /// results of loads that began for them.
     ///
-    /// The user's directory leaves view in one rename, so a crash never leaves part of it
-    /// readable; what the deletion after it could not finish goes on the next open.
+    /// The data leaves memory, and the reach of every read of this cache, at once; the user's
+    /// directory leaves the disk on the cache's write-back thread (the caller never waits for
+    /// the disk), before any later write of the cache, in one rename, so a crash never leaves
+    /// part of it readable; what the deletion after it could not finish goes on the next open.
+    /// Other processes see the removal once the directory is gone; ``flush()`` waits for it. A
+    /// rename that fails is reported to `diagnostics` once and retried by every later batch of
+    /// disk changes; meanwhile reads treat the data as gone.
     ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the user's directory cannot be moved
-    ///   out of view; their archives are then unchanged (memory no longer holds them).
+    /// - Throws: `permissionDenied` on a read-only cache (nothing is removed).
     public func removeUser(_ user: String?) throws {
         try wipe { state in
             if user != nil, state.user == user { state.sessions.switchUser(to: nil) }
@@ -62,10 +65,12 @@ extension AppCache {
     /// try cache.signOut(removingData: true)     // a logout on a shared device
     /// ```
     ///
+    /// Neither form makes the caller wait for the disk (see ``switchUser(to:)`` and
+    /// ``removeUser(_:)``).
+    ///
     /// - Parameter removingData: whether the previous user's data goes too.
-    /// - Throws: with `removingData`, `permissionDenied` or `ioFailure` when the user's
-    ///   directory cannot be moved out of view (the cache is signed out all the same, and their
-    ///   collections have left memory); without, what ``switchUser(to:)`` throws.
+    /// - Throws: with `removingData`, `permissionDenied` on a read-only cache (nothing is
+    ///   removed, and the cache is still signed in).
     public func signOut(removingData: Bool) throws {
         guard removingData else {
             try switchUser(to: nil)
@@ -83,8 +88,10 @@ extension AppCache {
     /// The current user stays current, with no data; writes bound to a session taken before
     /// are dropped.
     ///
-    /// - Throws: `permissionDenied` or `ioFailure` when a user's directory cannot be moved out
-    ///   of view; the users removed before it stay removed, the others are unchanged.
+    /// Like ``removeUser(_:)``, the data leaves memory and every read at once and the disk on
+    /// the cache's write-back thread.
+    ///
+    /// - Throws: `permissionDenied` on a read-only cache (nothing is removed).
     public func removeAllUsers() throws {
         try wipe(allUsers: true) { _ in [] }
     }

@@ -3,7 +3,9 @@ import Foundation
 extension AppCache {
     /// Writes every dirty collection to disk.
     ///
-    /// After it returns, everything cached before the call is on disk, unless it throws. Each
+    /// After it returns, everything cached before the call is on disk, unless it throws, and
+    /// every removal asked for before it (``removeUser(_:)``, ``signOut(removingData:)``, ...)
+    /// has left the disk, or has been reported to `diagnostics` as failing. Each
     /// archive gets the moment its items were cached as its modification date, not the moment
     /// of the flush. Collections stay in memory, now clean.
     ///
@@ -21,13 +23,14 @@ extension AppCache {
         }
     }
 
-    /// Empties memory as the system asks: every dirty collection is written to disk, then every
-    /// collection leaves memory.
+    /// Empties memory as the system asks: clean collections leave memory at once; dirty ones
+    /// are written on the cache's write-back thread (the caller does not wait for the disk),
+    /// then leave it.
     ///
     /// Reads go on working throughout (from memory until a collection's archive is in place,
     /// from disk after). A collection that cannot be written stays in memory, dirty, and the
-    /// error goes to the `diagnostics` hook; the next flush tries again. On iOS, tvOS and
-    /// visionOS the cache calls this itself on memory warnings.
+    /// error goes to the `diagnostics` hook; the next write-back and every flush try again. On
+    /// iOS, tvOS and visionOS the cache calls this itself on memory warnings.
     public func didReceiveMemoryWarning() {
         let keys = state.withLock { $0.memory.evictAll() }
         spillInBackground(keys)

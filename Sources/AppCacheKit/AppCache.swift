@@ -10,9 +10,9 @@ import Foundation
 /// if cache.isStale(MenuItem.self) { refresh() }
 /// ```
 ///
-/// Two layers answer as one. In memory, each collection is held encoded and decoded, in exact
-/// least-recently-used order within a byte and an entry limit; `cacheItems` stores there and
-/// returns (write-back), and a hit costs a dictionary lookup. On disk, each collection is one
+/// Two layers answer as one. In memory, each collection is held decoded (and encoded too,
+/// until written), in exact least-recently-used order within a byte and an entry limit;
+/// `cacheItems` stores there and returns (write-back), and a hit costs a dictionary lookup. On disk, each collection is one
 /// archive file: a checksummed header, then the encoded items, written to a temporary file and
 /// renamed into place, with the moment the items were cached as its modification date. Dirty
 /// collections reach disk after ``Configuration/writeBackDelay``, when they leave memory, on
@@ -131,7 +131,7 @@ public final class AppCache: Sendable {
         self.reports = reports
         let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
         let store = try DiskStore.open(
-            layout: layout, faults: configuration.faults, protection: FileProtection(configuration.fileProtection),
+            layout: layout, faults: configuration.effectiveFaults, protection: FileProtection(configuration.fileProtection),
             onDamage: { path, what in
                 reports.add(AppCacheError(code: .corruptArchive, message: "The cache found \(what).", path: path))
             },
@@ -192,7 +192,9 @@ public final class AppCache: Sendable {
     /// The items are encoded once and kept in memory with the moment of the call, which
     /// becomes the collection's cached date and, once written, its archive's modification
     /// date. When this pushes memory over a limit, the least recently used collections leave
-    /// it, written to disk first if they are dirty (on this thread, without holding the lock).
+    /// it; dirty ones are written to disk on the cache's write-back thread (this call does not
+    /// wait for the disk) and answer reads until they are. With a `writeBackDelay` of `.zero`
+    /// the items are written through, on this thread.
     ///
     /// - Parameters:
     ///   - items: the collection to cache; an empty one is cached as empty, not removed.
