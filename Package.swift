@@ -34,15 +34,18 @@ let package = Package(
             path: "Benchmarks/AppCacheBenchmarks"
         ),
 
+        // Helpers both test targets use: temporary directories, waiting on a condition,
+        // recording a stream.
+        .target(name: "AppCacheTestSupport", path: "Tests/AppCacheTestSupport"),
         .testTarget(
             name: "AppCacheKitTests",
-            dependencies: ["AppCacheKit", "MenuModel"],
+            dependencies: ["AppCacheKit", "MenuModel", "AppCacheTestSupport"],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.
-            dependencies: ["appcache-inspect", "AppCacheKit", "MenuModel"] + examples.map { .target(name: $0) }
+            dependencies: ["appcache-inspect", "AppCacheKit", "MenuModel", "AppCacheTestSupport"] + examples.map { .target(name: $0) }
         ),
     ] + examples.map { name in
         .executableTarget(

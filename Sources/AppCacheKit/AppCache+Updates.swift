@@ -43,6 +43,7 @@ extension AppCache {
                         let value = await LibraryThreads.run { [self] in observe(Model.self, key: key) }
                         if let value, value.differs(from: last) { continuation.yield(value.items) }
                         last = value ?? last
+                        observers.didLook()
                     }
                     timeout = Self.observationPollInterval
                     if let expiry = last?.expiry {

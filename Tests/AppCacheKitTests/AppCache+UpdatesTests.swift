@@ -4,28 +4,7 @@ import Testing
 
 /// `updates(of:forKey:)`: the current items at once, then every change, in order.
 struct AppCacheUpdatesTests {
-    /// Follows a stream on a task of its own, keeping every value it yields.
-    final class Follower: Sendable {
-        private let values = Locked<[[Note]?]>([])
-        private let task: Locked<Task<Void, Never>?> = Locked(nil)
-
-        init(_ stream: AsyncStream<[Note]?>) {
-            let values = values
-            task.withLock { $0 = Task { for await value in stream { values.withLock { $0.append(value) } } } }
-        }
-
-        var seen: [[Note]?] { values.withLock { $0 } }
-        var last: [Note]?? { values.withLock { $0.last } }
-
-        /// Waits until the latest value is `expected`.
-        func reaches(_ expected: [Note]?) async -> Bool {
-            await eventually { last == .some(expected) }
-        }
-
-        func stop() {
-            task.withLock { $0?.cancel() }
-        }
-    }
+    typealias Follower = StreamRecorder<[Note]?>
 
     let notes = [Note.make(1), Note.make(2)]
     let fresher = [Note.make(3)]
@@ -46,11 +25,13 @@ struct AppCacheUpdatesTests {
         try cache.updateItems(Note.self, forKey: "top") { $0.append(Note.make(10)) }
         #expect(await follower.reaches([Note.make(9), Note.make(10)]))
 
-        // Other collections are not its business.
+        // Other collections are not its business: once it has looked again (a flush wakes
+        // every observer), it has yielded nothing more.
         let before = follower.seen.count
+        let looks = cache.observers.looks
         try cache.cacheItems(notes, forKey: "other")
         try cache.flush()
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { cache.observers.looks > looks })
         #expect(follower.seen.count == before)
         follower.stop()
     }
@@ -91,8 +72,13 @@ struct AppCacheUpdatesTests {
         fixture.clock.advance(by: .seconds(3601))
         let (answers, _) = await collect(cache.load(Note.self, fetch: FakeServer(answer: .notModified).fetch))
         #expect(answers.map(\.source) == [.memory, .notModified])
-        try cache.flush()  // a change on disk: the follower looks again
-        try await Task.sleep(for: .milliseconds(100))
+        let looks = cache.observers.looks
+        // A change on disk (of another collection: this one may have been written already):
+        // the follower looks again, and yields nothing new.
+        try cache.cacheItems(notes, forKey: "other")
+        try cache.flush()
+        #expect(await eventually { cache.observers.looks > looks })
+        #expect(follower.seen.count == 1)
         try cache.cacheItems(fresher)
         #expect(await follower.reaches(fresher))
         #expect(follower.seen.map { $0?.map(\.id) } == [[1, 2], [3]], "the server saying the items are current changes no items")
@@ -164,5 +150,12 @@ struct AppCacheUpdatesTests {
         #expect(!cache.observers.isEmpty)
         follower.stop()
         #expect(await eventually { cache.observers.isEmpty })
+    }
+}
+
+extension StreamRecorder where Element == [Note]? {
+    /// Waits until the latest value is `expected`.
+    func reaches(_ expected: [Note]?) async -> Bool {
+        await eventually { last == .some(expected) }
     }
 }

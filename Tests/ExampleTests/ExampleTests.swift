@@ -1,19 +1,17 @@
+import AppCacheTestSupport
 import Foundation
 import Testing
 
 /// Runs the built example programs in temporary directories and checks what they print.
 struct ExampleTests {
-    /// A directory of its own for one test, removed when the value goes away.
-    final class Scratch {
-        let url = FileManager.default.temporaryDirectory.appending(path: "ExampleTests-\(UUID().uuidString)")
+    /// A directory of its own for one test (the example's cache root inside it).
+    struct Scratch {
+        let directory: TemporaryDirectory
+        var url: URL { directory.url }
         var cacheRoot: String { url.appending(path: "cache").path(percentEncoded: false) }
 
         init() throws {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        }
-
-        deinit {
-            try? FileManager.default.removeItem(at: url)
+            directory = try TemporaryDirectory(prefix: "ExampleTests")
         }
     }
 

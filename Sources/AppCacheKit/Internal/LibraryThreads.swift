@@ -6,10 +6,15 @@ import Dispatch
 /// those threads wait (in one sanitizer run with both cores busy, an `updates` stream's first
 /// value did not arrive within 30 s).
 ///
-/// A concurrent Dispatch queue: its threads may block, and Dispatch brings up more (up to its
-/// own limit) while they do.
+/// Each job goes to a serial Dispatch queue of its own, which Dispatch runs on its
+/// *overcommitting* threads: a new thread whenever none is free, so that a job blocked on a
+/// file lock (a stopped peer, a slow disk) never holds up another. (A concurrent queue would
+/// run on as many threads as there are cores, and a few blocked jobs would stall every load of
+/// the process, as they would on the cooperative pool.) A queue costs an allocation.
 enum LibraryThreads {
-    private static let queue = DispatchQueue(label: "AppCache.blockingWork", qos: .userInitiated, attributes: .concurrent)
+    private static var queue: DispatchQueue {
+        DispatchQueue(label: "AppCache.blockingWork", qos: .userInitiated)
+    }
 
     /// Runs `work` on a library thread and returns what it returns (or throws what it
     /// throws), suspending the calling task meanwhile without blocking its thread.

@@ -16,12 +16,23 @@ final class ChangeObservers: Sendable {
     private struct State {
         var observers: [UInt64: Observer] = [:]
         var lastIdentifier: UInt64 = 0
+        var looks: UInt64 = 0
     }
 
     private let state = Locked(State())
 
     /// Whether nobody observes (a stream that ended has removed its observer).
     var isEmpty: Bool { state.withLock { $0.observers.isEmpty } }
+
+    /// How many times observers have looked at their collection after a wake-up (each look
+    /// yields a value or decides the collection did not change): lets a test wait until a
+    /// change has been seen instead of sleeping.
+    var looks: UInt64 { state.withLock { $0.looks } }
+
+    /// Counts a look (see ``looks``); call after it yielded or decided not to.
+    func didLook() {
+        state.withLock { $0.looks += 1 }
+    }
 
     /// Adds an observer of the collection `cacheName`/`key`.
     ///

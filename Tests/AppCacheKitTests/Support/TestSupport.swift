@@ -1,3 +1,4 @@
+@_exported import AppCacheTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -38,8 +39,8 @@ struct Fixture {
     let clock = TestClock()
     let diagnostics = DiagnosticsRecorder()
 
-    init() throws {
-        directory = try TemporaryDirectory()
+    init(prefix: String = "AppCacheKitTests") throws {
+        directory = try TemporaryDirectory(prefix: prefix)
     }
 
     var root: URL { directory.url }
