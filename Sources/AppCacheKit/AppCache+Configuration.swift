@@ -14,8 +14,11 @@ extension AppCache {
     public struct Configuration: Sendable {
         /// The directory the cache owns. Defaults to ``defaultRootDirectory``.
         ///
-        /// Use one root per cache instance per process: two instances with different
-        /// `schemaVersion`s on one root wipe each other's data.
+        /// Several instances may share one root, in one process or in an app and its extensions,
+        /// as long as they open it with the same `schemaVersion`: their writes take turns through
+        /// the lock file and each reads what the others wrote. An instance that opens the root
+        /// with another `schemaVersion` wipes the data of the first, as an app update does, so
+        /// an app and its extensions ship one version.
         public var rootDirectory: URL
 
         /// The schema version the app bundles, naming a version directory under the root.

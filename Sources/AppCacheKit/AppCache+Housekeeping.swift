@@ -80,7 +80,7 @@ extension AppCache {
     ///
     /// ```swift
     /// let entries = try await cache.listEntries()
-    /// let stale = entries.filter(\.isStale).map(\.cacheName)
+    /// print("stale:", entries.filter(\.isStale).map(\.cacheName))
     /// ```
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.

@@ -36,8 +36,8 @@ final class DirectoryHandle: Sendable {
 ///   itself is removed (`unlinkat` never follows) and ``onDamage`` hears of it.
 ///
 /// Plain POSIX calls rather than `Data.write(to:)` or `FileManager`: on Linux the former syncs
-/// every file and the latter resolves owner names on every `attributesOfItem`
-/// (`shared/PERFORMANCE-NOTES.md`). Archives carry checksums, so a torn write is detected on
+/// every file and the latter resolves owner names (reading the user database) on every
+/// `attributesOfItem`, both measured costs far above the write itself. Archives carry checksums, so a torn write is detected on
 /// read and durability does not depend on `fsync`. Directories are created `0700`, files `0600`.
 struct FileSystem: Sendable {
     /// A step that tests can make fail with a chosen `errno`.
