@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only] [--seed N] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -28,14 +28,18 @@ import MenuModel
 /// - **purge**: two instances write, read and flush from four threads while the root or the
 ///   version directory is deleted, or renamed away as trash, at random moments: reads are
 ///   whole or miss, a flush after the purges writes every dirty collection, and nothing is
-///   written into a directory renamed away.
+///   written into a directory renamed away;
+/// - **read-only**: a filled root made read-only (a tmpfs remounted read-only as root, write
+///   bits removed otherwise) read by four instances from four threads while they try every
+///   change: intact collections read whole, a damaged one is a miss, every change throws
+///   `permissionDenied`, each instance says once that it is read-only, nothing on disk changes.
 ///
 /// Prints what it did and every violation; exits 1 on any. `--quick` (CI) takes under two
 /// minutes; the default is the long run whose figures the README quotes.
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only] [--seed N] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -51,7 +55,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge", "read-only"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -104,6 +108,8 @@ struct AppCacheTorture {
                 case "purge":
                     var purge = PurgeMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try purge.run()
+                case "read-only":
+                    try ReadOnlyMode(base: base, quick: quick, report: report).run()
                 case "fuzz":
                     var fuzz = FuzzMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try fuzz.run()
