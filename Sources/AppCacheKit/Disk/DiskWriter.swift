@@ -184,7 +184,10 @@ final class DiskWriter: Sendable {
         /// - Throws: what ``DiskStore/write(_:forKey:at:temporaryName:)`` throws.
         @discardableResult
         mutating func write(_ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath) throws(AppCacheError) -> FileVersion {
-            try write([(record, key, path)])[0].get()
+            switch write([(record, key, path)])[0] {
+            case .success(let identity): return identity
+            case .failure(let error): throw error
+            }
         }
 
         /// Writes several archives, announcing them all in one journal write first.
