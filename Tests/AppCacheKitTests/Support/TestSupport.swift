@@ -65,6 +65,10 @@ struct Fixture {
         configuration.now = { clock.now }
         configuration.diagnostics = { diagnostics.record($0) }
         configuration.faults = faults
+        // ExitFlush.flushAll() flushes every registered cache of the process: a test of it
+        // must not write the caches of tests running beside it. Tests of exit flushing turn
+        // it on.
+        configuration.flushesAtExit = false
         switch memory {
         case .diskOnly:
             configuration.writeBackDelay = .zero
