@@ -12,8 +12,9 @@ import Darwin
 /// reporting every operation that completed, so the parent knows what must have survived a kill.
 ///
 /// Lines it prints (tab-separated):
-/// - `D user key sequence`: that write is on disk (write-through returned, or a flush, user
-///   switch or exit flush that covered it returned);
+/// - `D user key sequence`: that write is on disk (write-through returned, or a flush or exit
+///   flush that covered it returned; a user switch writes the previous user's collections on
+///   the cache's own thread, so only the next flush makes them durable);
 /// - `r user key` / `R user key`: a removal starts / has finished; `u user` / `U user` the same
 ///   for a user's wipe;
 /// - `E owner key sequence`/`E owner key -`: (two-process mode) the same for the shared event
@@ -117,10 +118,9 @@ struct Worker {
             if options.owner != nil { logEvent(key, nil) }
         case 83..<87 where options.owner == nil:
             let next = options.users[pick(options.users.count)]
+            // The previous user's dirty collections are written on the cache's own thread: they
+            // stay dirty here until a flush covers them.
             try cache.switchUser(to: next)
-            // The previous user's dirty collections were written by the switch (switching to
-            // the current user changes nothing, and writes nothing).
-            if next != user { markDirtyDurable() }
             user = next
         case 87..<89 where options.owner == nil:
             let victim = options.users[pick(options.users.count)]
