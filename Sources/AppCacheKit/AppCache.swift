@@ -12,12 +12,13 @@ import Foundation
 ///
 /// Two layers answer as one. In memory, each collection is held decoded (and encoded too,
 /// until written), in exact least-recently-used order within a byte and an entry limit;
-/// `cacheItems` stores there and returns (write-back), and a hit costs a dictionary lookup. On disk, each collection is one
-/// archive file: a checksummed header, then the encoded items, written to a temporary file and
-/// renamed into place, with the moment the items were cached as its modification date. Dirty
-/// collections reach disk after ``Configuration/writeBackDelay``, when they leave memory, on
-/// ``flush()``, memory warnings, backgrounding, termination, a normal exit and `deinit`. A
-/// file that is damaged, foreign, written for another `schemaVersion`, or not a regular file is
+/// `cacheItems` stores there and returns (write-back), and a hit costs a dictionary lookup.
+/// On disk, each collection is one archive file: a checksummed header, then the encoded
+/// items, written to a temporary file and renamed into place, with the moment the items were
+/// cached as its modification date. Dirty collections reach disk, on the cache's own thread,
+/// after ``Configuration/writeBackDelay`` and when they leave memory; on ``flush()``,
+/// backgrounding, termination, a normal exit and `deinit`, before those return. A file that
+/// is damaged, foreign, written for another `schemaVersion`, or not a regular file is
 /// a miss (the file is removed and the configuration's `diagnostics` hook is told), never a
 /// crash, a hang or garbage.
 ///

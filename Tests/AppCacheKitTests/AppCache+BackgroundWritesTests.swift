@@ -97,3 +97,29 @@ import Darwin
         #expect(try await cache.listEntriesOfAllUsers() == (try cache.entriesOfAllUsers()))
     }
 }
+
+/// A removal on the write-back thread and a read right after it.
+@Suite struct AppCacheRemovalReadTests {
+    /// Once a user's directory has left the disk, a read does not find the removed items
+    /// through the directory descriptor reads keep open, even before the disk's change count
+    /// has moved on (a removal's batch renames first and tells everyone at its end; a read in
+    /// between, after the removal returned, must miss).
+    @Test func aReadAfterTheRenameNeverSeesTheRemovedDirectory() throws {
+        let fixture = try Fixture()
+        let store = try fixture.store()
+        let key = ArchiveKey(user: "alice", cacheName: "Plains", key: "k")
+        let payload = try PayloadCodec.binary.encode([Plain(value: 1)])
+        try fixture.plant(
+            ArchiveRecord(payload: payload.payload, codec: payload.codec.headerValue, schemaVersion: 1, cachedDate: Date()),
+            forKey: key)
+        let path = store.layout.archivePath(for: key)
+        func read() throws -> Bool {
+            if case .found = try store.read(at: path, forKey: key, schemaVersion: 1, change: 7, { _, _ in () }) { return true }
+            return false
+        }
+        #expect(try read(), "read through the directory, which is now held open")
+        let trash = try #require(try store.moveOutOfView(userDirectory: CacheLayout.userDirectoryName("alice")))
+        #expect(try !read(), "the removed archive was read back through the held directory")
+        #expect(store.deleteTrash(trash) == nil)
+    }
+}

@@ -75,6 +75,20 @@ final class DirectoryCache: Sendable {
         }
     }
 
+    /// Lets the directory `name` go (it was moved out of view: a read from now on must find it
+    /// gone, not read the trash through a held descriptor, even before the change count moves
+    /// on); closed once no read holds it.
+    func forget(_ name: String) {
+        let closing = state.withLock { state -> [Int32] in
+            guard let index = state.entries.firstIndex(where: { $0.name == name }) else { return [] }
+            state.retired.append(state.entries.remove(at: index).descriptor)
+            guard state.readers == 0 else { return [] }
+            defer { state.retired = [] }
+            return state.retired
+        }
+        for descriptor in closing { close(descriptor) }
+    }
+
     /// Lets every held directory go (the directories around them were recreated): replaced
     /// descriptors are closed once no read holds one.
     func forgetAll() {

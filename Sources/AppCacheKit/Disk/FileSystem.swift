@@ -584,7 +584,10 @@ struct FileSystem: Sendable {
     ///
     /// - Returns: the trash name, or `nil` when there was nothing to move.
     func moveOutOfView(userDirectory name: String) throws(SystemError) -> String? {
-        try moveOutOfView(name, in: version.descriptor, display: versionPath + "/" + name)
+        let trash = try moveOutOfView(name, in: version.descriptor, display: versionPath + "/" + name)
+        // Reads after this one must not find the directory through a held descriptor.
+        directories.forget(name)
+        return trash
     }
 
     /// Moves another version's directory `name` of the root out of view, as
