@@ -21,8 +21,8 @@ final class DirectoryHandle: Sendable {
     }
 }
 
-/// The system calls the disk layer makes, all relative to a version directory the layer holds
-/// open, none of them following a symbolic link inside it.
+/// The system calls the disk layer makes, all relative to the root or the version directory
+/// the layer holds open, none of them following a symbolic link inside it.
 ///
 /// Why so careful: every byte under the cache root is untrusted. A file or link planted there
 /// must never make the cache read, write or delete anything outside the root, nor block it. So:

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The reversible mapping from user ids, versions, cache names and keys to file names.
+/// The reversible mapping from user ids and schema versions to directory names (archive names
+/// go through ``ArchiveFileName``).
 ///
 /// A name keeps `a`-`z`, `0`-`9`, `-`, `_` and `.` (but not a leading `.`); every other UTF-8
 /// byte becomes `%` and two lowercase hex digits. So `..`, `/`, NUL and spaces cannot leave their

@@ -60,7 +60,8 @@ struct MemoryStore {
     /// The entry for `key`, made the most recently used; counts a hit or a miss.
     ///
     /// An entry not checked in the current epoch is not returned (nor counted): the caller
-    /// checks it against its archive first (``entryToCheck(_:)``).
+    /// checks it against its archive first (`AppCache.checkedEntry`, by
+    /// ``MemoryEntry/agrees(withDisk:epoch:)``).
     ///
     /// - Complexity: O(1) on average.
     @inline(__always)
