@@ -10,6 +10,8 @@ struct CachedQueryTests {
     let notes = [Note.make(1), Note.make(2)]
 
     /// Counts the changes observation reports for what `read` touches, re-arming after each.
+    /// `read` holds the query weakly: the query's own registrar keeps it until the next change,
+    /// and a strong capture would keep the query (and its cache) alive to the end of the process.
     final class ChangeCounter: Sendable {
         let count = Locked(0)
 
@@ -33,14 +35,14 @@ struct CachedQueryTests {
         #expect(!query.isLoading)
 
         let loading = ChangeCounter()
-        loading.track { _ = query.isLoading }
+        loading.track { [weak query] in _ = query?.isLoading }
         let refresh = Task { await query.refresh() }
         #expect(await eventually { loading.changes >= 1 })
         #expect(query.isLoading)
         #expect(query.items == nil, "nothing cached yet")
 
         let items = ChangeCounter()
-        items.track { _ = query.items }
+        items.track { [weak query] in _ = query?.items }
         server.gate?.open()
         await refresh.value
         #expect(!query.isLoading)
@@ -103,7 +105,7 @@ struct CachedQueryTests {
         let cache = try fixture.openCache(memory: .layer())
         let query = CachedQuery(cache: cache, Note.self, forKey: "top", fetch: FakeServer(answer: .items([], etag: nil)).fetch)
         let items = ChangeCounter()
-        items.track { _ = query.items }
+        items.track { [weak query] in _ = query?.items }
         try cache.cacheItems(notes, forKey: "top")
         #expect(await eventually { query.items == notes })
         #expect(items.changes >= 1)
