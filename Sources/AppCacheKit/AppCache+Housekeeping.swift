@@ -105,7 +105,8 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() throws -> [CacheEntry] {
         let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-        return mergedEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user))
+        let due = settleDueWipes()  // before listing: removed directories are not listed
+        return mergedEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user), due: due)
     }
 
     /// The collections of every user, from memory and disk, without decoding any items, listed
@@ -113,7 +114,8 @@ extension AppCache {
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entriesOfAllUsers() throws -> [CacheEntry] {
-        mergedEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers())
+        let due = settleDueWipes()
+        return mergedEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers(), due: due)
     }
 
     // MARK: - Private
@@ -209,10 +211,10 @@ extension AppCache {
         }
     }
 
-    private func mergedEntries(memoryUser: Int?, paths: [CachePath]) -> [CacheEntry] {
+    /// - Parameter due: the removals that could not be carried out: their archives are gone
+    ///   for every reader.
+    private func mergedEntries(memoryUser: Int?, paths: [CachePath], due: DueWipes) -> [CacheEntry] {
         let now = configuration.now()
-        // Archives of a removal still due are gone for every reader.
-        let due = settleDueWipes()
         let paths = due.isEmpty ? paths : paths.filter { !due.covers($0.directory) }
         let change = disk.changeCount
         let (memoryEntries, epoch, thresholds) = state.withLock { state in
