@@ -35,8 +35,9 @@ extension Scenarios {
                 try cache.switchUser(to: "bob")
             }
         }
-        /// `signOut(removingData: true)` of a user with ten collections on disk.
-        func signOutWait(slow: Bool) throws -> Measurement {
+        /// `signOut(removingData: true)` of a user with ten collections on disk; with
+        /// `waitingForTheDisk`, followed by a `flush()`, which returns once the removal is on disk.
+        func signOutWait(slow: Bool, waitingForTheDisk: Bool = false) throws -> Measurement {
             let cache = try openCache("sign-out", slow: slow)
             return try Measurement.each(runs: runs, setup: {
                 try cache.switchUser(to: "carol")
@@ -44,6 +45,7 @@ extension Scenarios {
                 try cache.flush()
             }) { _ in
                 try cache.signOut(removingData: true)
+                if waitingForTheDisk { try cache.flush() }
             }
         }
         /// Ten `cacheItems` past the memory limit: each pushes a dirty collection out.
@@ -58,20 +60,27 @@ extension Scenarios {
         let flushWait = try Measurement.each(runs: runs, setup: { try fill(flushing) }) { _ in
             try flushing.flush()
         }
-        let onCallersThread = "flush() of the same \(collections) collections on the slow disk (the wait were the work on the caller's thread)"
-        let cases: [(String, String, (Bool) throws -> Measurement, Bool)] = [
-            ("switchUser away from a user with \(collections) dirty collections", "AppCache.switchUser", switchWait, true),
-            ("signOut(removingData: true) of a user with \(collections) collections on disk", "AppCache.signOut(removingData: true)", signOutWait, false),
-            ("\(collections) cacheItems past the memory limit, each spilling one (for all ten)", "AppCache.cacheItems, spilling", spillWait, true),
+        let removalWait = try signOutWait(slow: true, waitingForTheDisk: true)
+        let writes = "flush() of the same \(collections) collections on the slow disk (the wait were the work on the caller's thread)"
+        let removal = "the same, then flush() until the removal is on disk (the wait were it on the caller's thread)"
+        let cases: [(String, String, (Bool) throws -> Measurement, (String, Measurement))] = [
+            ("switchUser away from a user with \(collections) dirty collections", "AppCache.switchUser", { try switchWait(slow: $0) },
+             (writes, flushWait)),
+            ("signOut(removingData: true) of a user with \(collections) collections on disk", "AppCache.signOut(removingData: true)",
+             { try signOutWait(slow: $0) }, (removal, removalWait)),
+            ("\(collections) cacheItems past the memory limit, each spilling one (for all ten)", "AppCache.cacheItems, spilling",
+             { try spillWait(slow: $0) }, (writes, flushWait)),
         ]
-        for (what, subject, measure, comparesWithFlush) in cases {
+        // The goal: the caller waits for none of the disk work, so a small share of what that
+        // work takes (its baseline on the disk as it is, in microseconds, is too noisy for a
+        // ratio: it is shown for reference).
+        for (what, subject, measure, onCallersThread) in cases {
             let slow = try measure(true)
             let fast = try measure(false)
-            var baselines = [("the same on the disk as it is, no delay", fast)]
-            if comparesWithFlush { baselines.append((onCallersThread, flushWait)) }
             report.add(
                 "slow-disk: \(what), \(delayText) (the caller's wait)", parameter: collections,
-                subject: (subject, slow), baselines: baselines, goal: ("the same on the disk as it is, no delay", 3))
+                subject: (subject, slow), baselines: [onCallersThread, ("the same on the disk as it is, no delay", fast)],
+                goal: (onCallersThread.0, 0.01))
         }
     }
 }
