@@ -1,2 +1,28 @@
-// The functions are inline in the header; this file makes the target a C library SwiftPM builds.
+// The atomics are inline in the header; the futex calls are here, where <sys/syscall.h> stays
+// out of Swift's view.
 #include "AppCacheAtomics.h"
+
+#if defined(__linux__)
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int appcache_futex_wait(const uint32_t *word, uint32_t expected) {
+    // Shared (not FUTEX_PRIVATE): waiters in other processes mapping the same file are woken.
+    long result = syscall(SYS_futex, word, FUTEX_WAIT, expected, NULL, NULL, 0);
+    if (result == 0) return 0;
+    return errno == EAGAIN ? 1 : -1;
+}
+
+int appcache_futex_wake(const uint32_t *word) {
+    return (int)syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int appcache_futex_available(void) { return 1; }
+#else
+int appcache_futex_wait(const uint32_t *word, uint32_t expected) { (void)word; (void)expected; return -1; }
+int appcache_futex_wake(const uint32_t *word) { (void)word; return -1; }
+int appcache_futex_available(void) { return 0; }
+#endif

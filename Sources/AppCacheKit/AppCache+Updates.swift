@@ -8,7 +8,9 @@ extension AppCache {
     /// single-item writes), removals, expiry (when the time to live passes, with no call needed),
     /// wipes, and user switches (then the new user's items, or `nil`). Rapid changes may
     /// coalesce into one value, but a value never follows a newer one. Changes written by
-    /// another process sharing the root are yielded within about a second of reaching its disk.
+    /// another process or instance sharing the root are yielded as soon as they reach its disk:
+    /// the writer wakes this process (a futex on the lock file's shared counter on Linux, a
+    /// Darwin notification on Apple platforms), and no timer runs while nothing changes.
     ///
     /// ```swift
     /// for await posts in cache.updates(of: Post.self, forKey: "top") {
@@ -29,10 +31,11 @@ extension AppCache {
         let (stream, continuation) = StreamPair.nonThrowing(of: [Model]?.self, bufferingPolicy: .bufferingNewest(1))
         let signal = ChangeSignal()
         let identifier = observers.add(cacheName: typeInfo(Model.self).cacheName, key: key, signal: signal)
+        watcher.start()
         let task = Task.detached { [weak self] in
             var last: Observed<Model>?
             var seen = (fires: UInt64(0), change: UInt64.max)
-            var timeout = Self.observationPollInterval
+            var timeout: Duration?
             while !Task.isCancelled {
                 do {
                     guard let self else { break }
@@ -45,10 +48,8 @@ extension AppCache {
                         last = value ?? last
                         observers.didLook()
                     }
-                    timeout = Self.observationPollInterval
-                    if let expiry = last?.expiry {
-                        timeout = min(timeout, .seconds(max(expiry.timeIntervalSince(configuration.now()), 0) + 0.001))
-                    }
+                    // Only an expiry needs a timer; other changes wake the stream.
+                    timeout = last?.expiry.map { .seconds(max($0.timeIntervalSince(configuration.now()), 0) + 0.001) }
                 }
                 await signal.wait(timeout: timeout)
             }
@@ -60,10 +61,6 @@ extension AppCache {
         }
         return stream
     }
-
-    /// How often an observer looks for changes it was not told of: another process's writes,
-    /// seen through the shared change count.
-    static var observationPollInterval: Duration { .milliseconds(500) }
 
     // MARK: - Internal
 

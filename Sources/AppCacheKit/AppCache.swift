@@ -41,7 +41,10 @@ public final class AppCache: Sendable {
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleSubscriptions = Locked(LifecycleSubscriptions())
     /// The streams of ``updates(of:forKey:)``, told of every change.
-    let observers = ChangeObservers()
+    let observers: ChangeObservers
+    /// Wakes the observers when another process or instance changes the disk; started by the
+    /// first `updates` stream.
+    let watcher: ChangeWatcher
     /// The fetches of ``load(_:forKey:policy:fetch:)`` under way, shared by equal loads.
     let flights = FlightTable()
 
@@ -145,8 +148,13 @@ public final class AppCache: Sendable {
                 tracksReads: configuration.diskByteLimit != nil),
             syncedChange: 0))
         self.state = state
-        disk = try DiskWriter(store: store, diskByteLimit: configuration.diskByteLimit, hooks: Self.hooks(state))
-        state.withLock { $0.syncedChange = disk.changeCount }
+        let disk = try DiskWriter(store: store, diskByteLimit: configuration.diskByteLimit, hooks: Self.hooks(state))
+        self.disk = disk
+        let change = disk.changeCount
+        state.withLock { $0.syncedChange = change }
+        let observers = ChangeObservers()
+        self.observers = observers
+        watcher = ChangeWatcher(coordinator: disk.coordinator) { observers.notifyAll() }
         if disk.isReadOnly {
             // As SQLite opens a read-only database: the intact archives are served, nothing is
             // changed on disk.
@@ -171,6 +179,7 @@ public final class AppCache: Sendable {
     }
 
     deinit {
+        watcher.stop()
         lifecycleSubscriptions.withLock { $0.cancel() }
         reportAll(writeDirtyEntries())
         // Only now: an exit under way waits for registered caches being deinitialised.

@@ -154,6 +154,8 @@ struct AppCacheHousekeepingTests {
         try cache.removeAllUsers()
         #expect(cache.memoryStatistics.entries == 0)
         try cache.flush()
+        // The removal's trash is deleted after its batch, on whichever thread ran it.
+        cache.waitForBackgroundWork()
         #expect(fixture.allFiles().isEmpty)
         for user in ["alice", "bob", nil] as [String?] {
             try cache.switchUser(to: user)

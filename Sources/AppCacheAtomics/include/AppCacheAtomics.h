@@ -32,4 +32,17 @@ static inline int appcache_atomics_are_lock_free(void) {
     return atomic_is_lock_free(&probe);
 }
 
+/// Sleeps until another thread or process calls `appcache_futex_wake` on `word` (the low half
+/// of a shared word), unless `*word` is no longer `expected`. No timeout: an idle waiter costs
+/// no wake-ups. Returns 0 when woken, 1 when the word had already changed, -1 on an error or
+/// where futexes do not exist (not Linux).
+int appcache_futex_wait(const uint32_t *word, uint32_t expected);
+
+/// Wakes every waiter on `word`, in every process that maps it. Returns how many were woken,
+/// or -1.
+int appcache_futex_wake(const uint32_t *word);
+
+/// Whether this platform has the futex calls above (Linux).
+int appcache_futex_available(void);
+
 #endif

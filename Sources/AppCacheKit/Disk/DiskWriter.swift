@@ -16,7 +16,8 @@ import Foundation
 /// 4. records the reads since the last batch (uses, for the disk budget), enforces the budget,
 ///    appends the outcomes, and, when the disk changed, bumps the shared change count and
 ///    tells memory (``Hooks/didChange``);
-/// 5. lets go of both locks; the caller reports the problems collected and notifies observers
+/// 5. lets go of both locks and, if the disk changed, wakes the other processes' watchers
+///    (``ChangeWatcher``); the caller reports the problems collected and notifies observers
 ///    after that, with no lock held.
 ///
 /// Because ``Batch`` is the only holder of the write methods, a new kind of disk change cannot
@@ -138,13 +139,16 @@ final class DiskWriter: Sendable {
                     batch.ledger.recordUses(fromDisk + hooks.takeReadArchives())
                 }
                 batch.ledger.finish()
-                if batch.ledger.changedDisk || reopened {
+                let announces = batch.ledger.changedDisk || reopened
+                if announces {
                     changed = true
                     hooks.didChange(changeBefore, coordinator.didChange())
                     batch.ledger.changedDisk = false
                 }
                 coordinator.endBatch()
                 coordinator.unlock()
+                // After unlocking, so that a woken process does not wait for this lock.
+                if announces { coordinator.announceChange() }
                 problems += batch.ledger.problems
                 batch.ledger.problems = []
                 held = batch.ledger

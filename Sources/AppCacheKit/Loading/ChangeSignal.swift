@@ -38,10 +38,11 @@ final class ChangeSignal: Sendable {
         waiter?.resume()
     }
 
-    /// Returns once fired (at once if fired since the last wait), after `timeout`, or when the
-    /// task is cancelled, whichever comes first. One task waits at a time.
-    func wait(timeout: Duration) async {
-        let deadline = timeout.dispatchDeadline
+    /// Returns once fired (at once if fired since the last wait), after `timeout` (`nil`: no
+    /// timer at all), or when the task is cancelled, whichever comes first. One task waits at a
+    /// time.
+    func wait(timeout: Duration?) async {
+        let deadline = timeout?.dispatchDeadline
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let wait = state.withLock { state -> UInt64? in
@@ -54,8 +55,10 @@ final class ChangeSignal: Sendable {
                     return state.waits
                 }
                 if let wait {
-                    DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
-                        self?.fire(onlyWait: wait)
+                    if let deadline {
+                        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+                            self?.fire(onlyWait: wait)
+                        }
                     }
                 } else {
                     continuation.resume()

@@ -1,5 +1,8 @@
 #if canImport(Darwin)
 import Darwin
+#if canImport(notify)
+import notify
+#endif
 #elseif canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -79,6 +82,9 @@ final class ProcessCoordinator: @unchecked Sendable {
     let isReadOnly: Bool
     /// Which file `descriptor` is now; changed only by the lock holder.
     private var number: FileID?
+    /// The Darwin notification this root's changes are announced with (Apple platforms):
+    /// derived from the lock file's identity, so unrelated caches never wake each other.
+    let notificationName: String
 
     /// Opens (creating it if needed) the lock file of the version directory `fileSystem` holds,
     /// or, when it cannot be written, opens it read-only (``isReadOnly``).
@@ -131,6 +137,9 @@ final class ProcessCoordinator: @unchecked Sendable {
         }
         self.descriptor = descriptor
         isReadOnly = readOnly
+        notificationName = descriptor >= 0
+            ? "net.appcache.change.\(UInt64(truncatingIfNeeded: info.st_dev)).\(UInt64(truncatingIfNeeded: info.st_ino))"
+            : "net.appcache.change.\(display)"
         mapping = mapped
         words = SharedWords(base: mapped.bindMemory(to: UInt64.self, capacity: Self.fileSize / 8), descriptor: descriptor)
     }
@@ -212,6 +221,28 @@ final class ProcessCoordinator: @unchecked Sendable {
     @discardableResult
     func didChange() -> UInt64 {
         words.increment(0)
+    }
+
+    /// Tells every process watching this root that the disk changed (after ``didChange()``):
+    /// wakes the threads waiting in ``waitForChange(from:)`` (Linux) or posts the root's
+    /// Darwin notification. One system call; nobody polls.
+    func announceChange() {
+        #if canImport(Darwin)
+        notify_post(notificationName)
+        #else
+        words.wake(0)
+        #endif
+    }
+
+    /// Whether ``waitForChange(from:)`` can sleep until another process's change (Linux).
+    static var canWaitForChanges: Bool { SharedWords.canWait }
+
+    /// Sleeps until ``changeCount`` may have moved on from `seen`: another process's (or this
+    /// one's) ``announceChange()``, or a spurious wake-up.
+    ///
+    /// - Returns: `false` when it cannot wait here (see ``canWaitForChanges``).
+    func waitForChange(from seen: UInt64) -> Bool {
+        words.wait(0, whileStill: seen)
     }
 
     /// Marks a batch as under way. Call right after taking the lock.

@@ -73,4 +73,38 @@ struct SharedWords: @unchecked Sendable {
         return next
         #endif
     }
+
+    /// Whether a thread can sleep until another process changes a word (Linux futexes on the
+    /// mapped file); elsewhere, other means wake the watcher (Darwin notifications).
+    static var canWait: Bool {
+        #if canImport(AppCacheAtomics)
+        appcache_futex_available() != 0
+        #else
+        false
+        #endif
+    }
+
+    /// Sleeps until a ``wake(_:)`` of the word at `index`, unless its low half is no longer that
+    /// of `seen`. No timeout: it costs no wake-ups while nothing changes. Spurious returns
+    /// happen: the caller compares the word again.
+    ///
+    /// - Returns: `false` when it could not wait (no futexes here, or the call failed): the
+    ///   caller must find another way to learn of changes.
+    func wait(_ index: Int, whileStill seen: UInt64) -> Bool {
+        #if canImport(AppCacheAtomics)
+        // The low half of a little-endian word (every platform the package supports).
+        let half = UnsafeRawPointer(base + index).assumingMemoryBound(to: UInt32.self)
+        return appcache_futex_wait(half, UInt32(truncatingIfNeeded: seen)) >= 0 || errno == EINTR
+        #else
+        return false
+        #endif
+    }
+
+    /// Wakes every thread, of every process, waiting on the word at `index`.
+    func wake(_ index: Int) {
+        #if canImport(AppCacheAtomics)
+        let half = UnsafeRawPointer(base + index).assumingMemoryBound(to: UInt32.self)
+        _ = appcache_futex_wake(half)
+        #endif
+    }
 }

@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#if canImport(notify)
+import notify
+#endif
+#endif
+
+/// Learns, without polling, that another process (or instance) sharing the root changed the
+/// disk, and says so through `onChange`: the mapped change count stays the truth, this only
+/// says when to look at it again.
+///
+/// - Linux: one thread sleeps in a futex on the mapped change count (shared between every
+///   process mapping the lock file); a writer's ``ProcessCoordinator/announceChange()`` wakes it.
+/// - Apple platforms: the root's Darwin notification (`notify_register_dispatch`, allowed in
+///   app extensions, no entitlement), posted by every writer.
+///
+/// Nothing runs while nothing changes: no timer, no periodic wake-up. A notification merged or
+/// missed (a suspended process) costs nothing but latency: observers compare the change count
+/// whenever they look. Started on first use (an `updates` stream); stopped by ``stop()``.
+///
+/// Thread safety: `Sendable`; `onChange` runs on the watcher's thread or queue, never under a
+/// lock of the cache.
+final class ChangeWatcher: Sendable {
+    private let coordinator: ProcessCoordinator
+    private let onChange: @Sendable () -> Void
+    private let state = Locked(State())
+
+    private struct State {
+        var started = false
+        var stopped = false
+        var token: Int32?
+    }
+
+    init(coordinator: ProcessCoordinator, onChange: @escaping @Sendable () -> Void) {
+        self.coordinator = coordinator
+        self.onChange = onChange
+    }
+
+    /// Starts watching, once; later calls do nothing.
+    func start() {
+        let start = state.withLock { state -> Bool in
+            guard !state.started, !state.stopped else { return false }
+            state.started = true
+            return true
+        }
+        guard start else { return }
+        #if canImport(Darwin)
+        var token: Int32 = 0
+        let onChange = onChange
+        let status = notify_register_dispatch(coordinator.notificationName, &token, DispatchQueue.global(qos: .utility)) { _ in
+            onChange()
+        }
+        if status == 0 { state.withLock { $0.token = token } }
+        #else
+        let coordinator = coordinator
+        let onChange = onChange
+        let state = state
+        let thread = Thread {
+            var seen = coordinator.changeCount
+            while !state.withLock({ $0.stopped }) {
+                if !coordinator.waitForChange(from: seen) {
+                    // No futex here (or it failed): look twice a second rather than never.
+                    usleep(500_000)
+                }
+                let now = coordinator.changeCount
+                if now != seen, !state.withLock({ $0.stopped }) {
+                    seen = now
+                    onChange()
+                }
+            }
+        }
+        thread.name = "AppCache.changeWatcher"
+        thread.start()
+        #endif
+    }
+
+    /// Stops watching (the cache is going away).
+    func stop() {
+        let (wasStarted, token) = state.withLock { state -> (Bool, Int32?) in
+            defer { state.stopped = true }
+            return (state.started && !state.stopped, state.token)
+        }
+        guard wasStarted else { return }
+        #if canImport(Darwin)
+        if let token { notify_cancel(token) }
+        #else
+        _ = token
+        // Wakes the thread (and, once, every other waiter on this root: they look and sleep again).
+        coordinator.announceChange()
+        #endif
+    }
+}
