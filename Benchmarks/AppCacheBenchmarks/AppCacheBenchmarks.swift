@@ -5,11 +5,12 @@ import Foundation
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
-/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk.
+/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk,
+/// cross-process.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process",
     ]
 
     static func main() throws {
@@ -21,6 +22,10 @@ struct AppCacheBenchmarks {
         var arguments = CommandLine.arguments.dropFirst()
         if arguments.first == MemoryLimitFill.childFlag {
             try MemoryLimitFill.run(Array(arguments.dropFirst()))
+            return
+        }
+        if arguments.first == Scenarios.crossProcessFlag {
+            try Scenarios.runCrossProcessChild(Array(arguments.dropFirst()))
             return
         }
         while let argument = arguments.popFirst() {
@@ -86,6 +91,7 @@ struct AppCacheBenchmarks {
             case "listing": try scenarios.listing()
             case "concurrency": try scenarios.concurrency()
             case "slow-disk": try scenarios.slowDisk()
+            case "cross-process": try scenarios.crossProcess()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or
