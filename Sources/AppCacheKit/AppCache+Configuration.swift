@@ -57,6 +57,16 @@ extension AppCache {
         /// in memory: every collection is written as soon as it is cached.
         public var memoryEntryLimit: Int = 1000
 
+        /// The longest a batch of disk writes waits for another process (or instance) holding
+        /// the root's lock file. Defaults to one second.
+        ///
+        /// The lock is tried without blocking, then again after short, growing pauses; past
+        /// this bound the write gives up with ``AppCacheError/Code/busy`` instead of hanging on
+        /// a peer that is suspended or stopped while holding it: a write-through
+        /// `cacheItems` throws it, a write-back write stays in memory for the next flush (the
+        /// failure goes to `diagnostics`). Reads never wait for the lock.
+        public var lockTimeout: Duration = .seconds(1)
+
         /// How long a cached collection may wait in memory before it is written to disk.
         ///
         /// `.zero` writes through: `cacheItems` writes the archive before it returns, and
@@ -178,6 +188,7 @@ extension AppCache {
             guard memoryEntryLimit >= 0 else { throw invalid("memoryEntryLimit is \(memoryEntryLimit); it must not be negative.") }
             if let diskByteLimit, diskByteLimit < 0 { throw invalid("diskByteLimit is \(diskByteLimit); it must not be negative.") }
             if let writeBackDelay, writeBackDelay < .zero { throw invalid("writeBackDelay is \(writeBackDelay); it must not be negative.") }
+            guard lockTimeout >= .zero else { throw invalid("lockTimeout is \(lockTimeout); it must not be negative.") }
             guard defaultStalenessThreshold >= .zero else { throw invalid("defaultStalenessThreshold is negative.") }
             if let (name, _) = stalenessThresholds.first(where: { $0.value < .zero }) {
                 throw invalid("The staleness threshold of \(name) is negative.")

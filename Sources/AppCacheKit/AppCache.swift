@@ -148,7 +148,8 @@ public final class AppCache: Sendable {
                 tracksReads: configuration.diskByteLimit != nil),
             syncedChange: 0))
         self.state = state
-        let disk = try DiskWriter(store: store, diskByteLimit: configuration.diskByteLimit, hooks: Self.hooks(state))
+        let disk = try DiskWriter(
+            store: store, diskByteLimit: configuration.diskByteLimit, lockTimeout: configuration.lockTimeout, hooks: Self.hooks(state))
         self.disk = disk
         let change = disk.changeCount
         state.withLock { $0.syncedChange = change }

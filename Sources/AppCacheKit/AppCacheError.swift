@@ -69,6 +69,11 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// `updateItems` was called from inside an `updateItems` of the same collection (which
         /// would undo it), or other writers kept changing the collection while it ran.
         public static let nestedUpdate = Code("nestedUpdate")
+        /// Another process (or instance) held the root's lock file for longer than
+        /// ``AppCache/Configuration/lockTimeout`` (it may be suspended or stopped). Nothing was
+        /// written; a collection waiting in memory stays there for the next flush. The error's
+        /// path names the lock file.
+        public static let busy = Code("busy")
     }
 
     /// What went wrong.

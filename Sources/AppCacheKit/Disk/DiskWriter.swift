@@ -34,6 +34,8 @@ final class DiskWriter: Sendable {
     /// Reads of archives (uses, for the disk budget) not yet in the journal; bounded.
     private let uses = Locked<[CachePath]>([])
     private let tracksUses: Bool
+    /// The longest a batch waits for another holder of the lock file.
+    private let lockTimeout: Duration
 
     /// What a batch tells the memory layer above it, which the disk layer cannot name.
     struct Hooks: Sendable {
@@ -59,7 +61,7 @@ final class DiskWriter: Sendable {
     /// by an earlier one.
     ///
     /// - Throws: `AppCacheError` when the lock file can be neither opened nor found read-only.
-    init(store: DiskStore, diskByteLimit: Int?, hooks: Hooks) throws(AppCacheError) {
+    init(store: DiskStore, diskByteLimit: Int?, lockTimeout: Duration = .seconds(1), hooks: Hooks) throws(AppCacheError) {
         var store = store
         let coordinator: ProcessCoordinator
         do {
@@ -73,12 +75,13 @@ final class DiskWriter: Sendable {
         self.coordinator = coordinator
         self.hooks = hooks
         tracksUses = diskByteLimit != nil
+        self.lockTimeout = lockTimeout
         ledger = BlockingLock(JournalLedger(store: store, coordinator: coordinator, diskByteLimit: diskByteLimit))
         if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
             // Archives named by an earlier release: renamed once, under the lock (another
             // process may be opening too).
             ledger.withLock { _ in
-                guard (try? coordinator.lock(fileSystem: store.fileSystem)) != nil else { return }
+                guard (try? coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout)) != nil else { return }
                 if coordinator.layoutVersion != CacheLayout.currentVersion {
                     store.migrateArchiveNames()
                     coordinator.layoutVersion = CacheLayout.currentVersion
@@ -112,8 +115,13 @@ final class DiskWriter: Sendable {
         try ledger.withLock { held in
             let reopened: Bool
             do throws(SystemError) {
-                reopened = try coordinator.lock(fileSystem: store.fileSystem)
+                reopened = try coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout)
             } catch {
+                if error.code == .busy {
+                    throw AppCacheError(
+                        code: .busy, message: "Another process held the cache's lock file past the lock timeout; nothing was written.",
+                        path: error.path, underlyingError: error)
+                }
                 throw coordinator.isReadOnly
                     ? AppCacheError(
                         code: .permissionDenied, message: "The cache is read-only: its directory cannot be written.",

@@ -30,6 +30,7 @@ struct SystemError: Error, Sendable, CustomStringConvertible {
         case EACCES, EPERM, EROFS: return .permissionDenied
         case ENOSPC, EDQUOT: return .noSpace
         case ENOTDIR, EISDIR: return .notADirectory
+        case EWOULDBLOCK: return .busy
         default: return .ioFailure
         }
     }

@@ -157,20 +157,22 @@ final class ProcessCoordinator: @unchecked Sendable {
         words.load(0)
     }
 
-    /// Waits for, then takes, the write lock of the lock file now at its path, recreating the
-    /// root, the version directory and the lock file first if they were deleted or replaced.
+    /// Takes the write lock of the lock file now at its path, waiting at most `timeout` for
+    /// another holder, recreating the root, the version directory and the lock file first if
+    /// they were deleted or replaced.
     ///
     /// - Returns: whether the lock file had to be opened anew (a purge): what memory holds must
     ///   then be checked against the disk.
     /// - Throws: `SystemError` when the directories or the lock file cannot be recreated; the
-    ///   lock is not held then. `EROFS` for a read-only coordinator.
-    func lock(fileSystem: FileSystem) throws(SystemError) -> Bool {
+    ///   lock is not held then. `EWOULDBLOCK` when another holder kept it past `timeout`.
+    ///   `EROFS` for a read-only coordinator.
+    func lock(fileSystem: FileSystem, timeout: Duration = .seconds(1)) throws(SystemError) -> Bool {
         guard !isReadOnly else {
             throw SystemError(operation: "lock", errorNumber: EROFS, path: fileSystem.versionPath)
         }
         var reopened = false
         for _ in 0..<8 {
-            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+            try lockWithin(timeout, display: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
             if fileSystem.directoriesAreCurrent(), fileSystem.fileNumber(of: CachePath(directory: nil, name: Self.fileName)) == number {
                 return reopened
             }
@@ -180,6 +182,24 @@ final class ProcessCoordinator: @unchecked Sendable {
             reopened = true
         }
         throw SystemError(operation: "lock", errorNumber: EAGAIN, path: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
+    }
+
+    /// Takes the `flock` without blocking, trying again after pauses that grow from 50 µs to
+    /// 10 ms, until `timeout` has passed: a peer suspended or stopped while holding it costs a
+    /// bounded wait, never a hang.
+    private func lockWithin(_ timeout: Duration, display: String) throws(SystemError) {
+        let deadline = ContinuousClock.now + timeout
+        var pause: UInt32 = 50
+        while true {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+            let failure = errno
+            guard failure == EWOULDBLOCK || failure == EINTR else { throw SystemError(operation: "flock", errorNumber: failure, path: display) }
+            guard ContinuousClock.now < deadline else {
+                throw SystemError(operation: "flock (held by another process past the lock timeout)", errorNumber: EWOULDBLOCK, path: display)
+            }
+            usleep(pause)
+            pause = min(pause * 2, 10_000)
+        }
     }
 
     /// Points the descriptor and the mapping at the lock file now at its path, creating it.
