@@ -96,25 +96,29 @@ extension Scenarios {
             }
         case "idle", "idle-baseline":
             try cache.cacheItems([Stamp(sequence: 0)], forKey: "live")
-            let first = DispatchSemaphore(value: 0)
+            let first = FirstValue()
             // The baseline: the same process, its task waiting on a stream that never yields
             // again, in place of the cache's `updates`.
-            let (quiet, quietContinuation) = AsyncStream.makeStream(of: [Stamp]?.self)
-            quietContinuation.yield(nil)
+            var quietContinuation: AsyncStream<[Stamp]?>.Continuation?
+            let quiet = AsyncStream<[Stamp]?> { continuation in
+                continuation.yield(nil)
+                quietContinuation = continuation  // kept: a released continuation ends the stream
+            }
             let stream = arguments[0] == "idle" ? cache.updates(of: Stamp.self, forKey: "live") : quiet
             let following = Task.detached {
                 var signalled = false
                 for await _ in stream where !signalled {
                     signalled = true
-                    first.signal()
+                    first.semaphore.signal()
                 }
             }
-            first.wait()
+            first.semaphore.wait()
             Thread.sleep(forTimeInterval: 6)  // let start-up settle (Dispatch lets idle threads go after a few seconds)
             let before = voluntarySwitches()
             Thread.sleep(forTimeInterval: Double(number))
             let after = voluntarySwitches()
             following.cancel()
+            withExtendedLifetime(quietContinuation) {}
             // Threads alive throughout (one Dispatch lets go of when idle is not a periodic
             // wake-up); the main thread's own sleep wakes it once, which is not the observer's
             // doing.
@@ -162,6 +166,11 @@ extension Scenarios {
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         #endif
     }
+}
+
+/// Says the stream's first value arrived (older SDKs do not mark semaphores `Sendable`).
+private final class FirstValue: @unchecked Sendable {
+    let semaphore = DispatchSemaphore(value: 0)
 }
 
 /// When the stream first saw each change, on the monotonic clock.
