@@ -41,6 +41,7 @@ struct DiskStore: Sendable {
                 underlyingError: error)
         }
         fileSystem.protection = protection
+        BackupExclusion.apply(toRoot: URL(filePath: layout.rootPath, directoryHint: .isDirectory))
         var layout = layout
         layout.isCaseInsensitive = fileSystem.isCaseInsensitive()
         let store = DiskStore(layout: layout, fileSystem: fileSystem)

@@ -532,6 +532,9 @@ struct FileSystem: Sendable {
             }
             var info = stat()
             if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                // Explicitly, not by inheritance: the lock file is read by extensions that
+                // may run while the device is locked.
+                protection?.apply(toDescriptor: descriptor)
                 return descriptor
             }
             close(descriptor)
