@@ -53,8 +53,12 @@ extension AppCache {
     /// ```
     ///
     /// No lock is held while `transform` runs, so it may call any other method of the cache.
-    /// If the collection changed while it ran (another thread's write or update), its result
-    /// is not stored: `transform` runs again on the new items. Keep it free of side effects
+    /// If the collection changed while it ran (another thread's write or update, or another
+    /// process's or instance's sharing the root), its result is not stored: `transform` runs
+    /// again on the new items. The result is written to disk at once, under the lock every
+    /// process sharing the root takes, whatever ``Configuration/writeBackDelay`` says: that is
+    /// what makes the update atomic across processes (an app and its widget appending to one
+    /// collection at the same moment keep both changes). Keep it free of side effects
     /// other than changing the items. A nested `updateItems` of the same collection from inside
     /// `transform` throws `nestedUpdate` rather than wait for itself; of another collection, it
     /// works.
@@ -68,7 +72,9 @@ extension AppCache {
     /// - Throws: what `transform` throws (nothing is cached then); `nestedUpdate` when called
     ///   from inside a `transform` of the same collection, or when other writers kept changing
     ///   the collection through \(maximumUpdateAttempts) attempts; what
-    ///   ``getCachedItems(_:forKey:)`` and ``cacheItems(_:forKey:expiresAfter:)`` throw.
+    ///   ``getCachedItems(_:forKey:)`` throws; the write errors of a write-through
+    ///   ``cacheItems(_:forKey:expiresAfter:)`` (`permissionDenied` on a read-only cache, `busy`,
+    ///   `noSpace`, ...), with the collection unchanged.
     @discardableResult
     public func updateItems<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String? = nil, _ transform: (inout [Model]) throws -> Void
@@ -109,8 +115,10 @@ extension AppCache {
     static let maximumUpdateAttempts = 1_000
 
     /// The read-modify-write of both `updateItems`: optimistic, with no lock held while
-    /// `transform` runs. Writes of the collection are counted from before the read; the result
-    /// is stored only if none came between, checked in the same lock step that stores it;
+    /// `transform` runs. Writes of the collection are counted from before the read, and the
+    /// archive file is noted; the result is written through, under the cross-process lock,
+    /// only if no write came between in this process and the archive is still that file (no
+    /// other process or instance replaced it), checked in the same step that writes it;
     /// otherwise the update starts over.
     private func update<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String?, session given: CacheSession?, _ transform: (inout [Model]) throws -> Void
@@ -135,6 +143,10 @@ extension AppCache {
                 let memoryKey = MemoryKey(type: id, key: key, user: slot)
                 let writesBefore = state.withLock { $0.beginUpdate(memoryKey) }
                 defer { state.withLock { $0.endUpdate(memoryKey) } }
+                // The archive as it is before the read: the result is written only if no one,
+                // in any process, has replaced it since.
+                let path = disk.store.layout.archivePath(for: ArchiveKey(info.cacheNamePart, user: current.user, key: key))
+                let archive = ArchiveExpectation(identity: disk.store.facts(of: path)?.identity)
                 let cached = try readForLoad(Model.self, key: key, switches: switches)
                 if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
                     switchesSeen += 1
@@ -148,7 +160,7 @@ extension AppCache {
                     let stored = try save(
                         items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
                         validators: cached?.validators, session: current, kept: kept,
-                        onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore })
+                        onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore }, ifArchiveStill: archive)
                     return stored == nil ? nil : items
                 } catch is WriteConflict {
                     // Another writer won the race: wait a random moment, longer after each

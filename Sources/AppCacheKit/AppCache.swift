@@ -289,11 +289,15 @@ public final class AppCache: Sendable {
     ///     `nil` dates the items now and takes the expiry from `timeToLive`.
     ///   - condition: checked inside the state lock just before the items replace what memory
     ///     holds; when it says `false`, nothing is stored and ``WriteConflict`` is thrown.
+    ///   - archive: when given, the items are written through, under the cross-process lock,
+    ///     only if the archive on disk is still the file the caller read (`nil` identity: still
+    ///     none); otherwise ``WriteConflict`` is thrown. What makes an update atomic across
+    ///     processes.
     @discardableResult
     func save<Model: CacheableModel>(
         _ items: [Model], forKey key: String?, expiresAfter timeToLive: Duration?, pinned: Bool,
         validators: CacheValidators?, session: CacheSession?, kept: (cachedDate: Date, expiry: Date?)? = nil,
-        onlyIf condition: ((State) -> Bool)? = nil
+        onlyIf condition: ((State) -> Bool)? = nil, ifArchiveStill archive: ArchiveExpectation? = nil
     ) throws -> Date? {
         let info = typeInfo(Model.self)
         try Self.checkKey(key, cacheName: info.cacheName)
@@ -314,7 +318,7 @@ public final class AppCache: Sendable {
         record.isPinned = pinned
         record.validators = validators
         let type = ObjectIdentifier(Model.self)
-        let writeThrough = configuration.writeBackDelay == .zero
+        let writeThrough = configuration.writeBackDelay == .zero || archive != nil
 
         func entry(for user: String?) -> MemoryEntry {
             let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
@@ -349,6 +353,7 @@ public final class AppCache: Sendable {
                     return false
                 case .diskOnly:
                     var entry = entry(for: session?.user)
+                    if let archive, batch.facts(of: entry.path)?.identity != archive.identity { throw WriteConflict() }
                     // A dirty copy waiting in memory for that user is older than these items.
                     state.withLock { $0.memory.remove(entry.archiveKey) }
                     entry.diskIdentity = try batch.write(record, forKey: entry.archiveKey, at: entry.path)
@@ -356,6 +361,7 @@ public final class AppCache: Sendable {
                     return true
                 case .memory:
                     var entry: MemoryEntry? = entry(for: user)
+                    if let archive, batch.facts(of: entry!.path)?.identity != archive.identity { throw WriteConflict() }
                     if writeThrough {
                         let identity = try batch.write(record, forKey: entry!.archiveKey, at: entry!.path)
                         entry!.diskIdentity = identity
@@ -435,7 +441,12 @@ public final class AppCache: Sendable {
     /// Where a write goes, decided inside the state lock; `conflict` when its condition failed.
     enum Destination { case memory, diskOnly, nowhere, conflict }
 
-    /// Thrown by ``save(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:)`` when
-    /// its condition failed: the collection changed since the caller read it.
+    /// Thrown by ``save(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:ifArchiveStill:)``
+    /// when its condition failed: the collection changed since the caller read it.
     struct WriteConflict: Error {}
+
+    /// Which archive file a read-modify-write read (`nil`: there was none).
+    struct ArchiveExpectation {
+        var identity: FileVersion?
+    }
 }
