@@ -103,6 +103,19 @@ extension AppCache {
         /// it; ``writeBackDelay`` bounds what those lose.
         public var flushesAtExit = true
 
+        /// Whether the cache follows the user the app signed in, instead of ``user``: what an app
+        /// extension (a widget, a share extension) sets to open the app's cache for whoever is
+        /// signed in there, with no glue.
+        ///
+        /// A cache records its user in the root when the app calls ``AppCache/switchUser(to:)``,
+        /// ``AppCache/signOut(removingData:)`` or removes the current user (on the cache's own
+        /// thread, moments later): sign the user in with `switchUser` for extensions to follow.
+        /// A following cache opens with the recorded user (``user`` when nothing is recorded yet)
+        /// and switches when the app does, woken by the app's change signal: its `updates`
+        /// streams then yield the new user's items. A write bound to a ``CacheSession`` of a user who is no longer current
+        /// is dropped, as always. Off by default.
+        public var followsSignedInUser = false
+
         /// Whether the cache follows the application's lifecycle notifications on Apple
         /// platforms: memory warnings empty memory, entering the background flushes inside a
         /// background task, termination flushes. On by default; has no effect on Linux.

@@ -31,6 +31,7 @@ extension AppCache {
         }
         return try disk.batch(problems: &problems, changed: &changed) { batch in
             trashes = performDueWipes(&batch)
+            recordDueSignedInUser(&batch)
             return try body(&batch)
         }
     }
@@ -66,6 +67,21 @@ extension AppCache {
         }
         state.withLock { $0.dueWipes.didWipe(wiped, allUsers: due.allUsers && wiped.count == directories.count) }
         return trashes
+    }
+
+    /// Records the signed-in user a switch, sign-out or removal left due (see
+    /// ``Configuration/followsSignedInUser``), unless the record already says so.
+    private func recordDueSignedInUser(_ batch: inout DiskWriter.Batch) {
+        guard let due = state.withLock({ state -> String?? in
+            defer { state.signedInUserDue = nil }
+            return state.signedInUserDue
+        }) else { return }
+        if case .some(let recorded) = SignedInUserRecord.read(from: disk.store), recorded == due { return }
+        do {
+            try batch.recordSignedInUser(due)
+        } catch {
+            batch.report(error)
+        }
     }
 
     /// Carries out the removals still due before a read goes to the disk, so that it never

@@ -14,16 +14,7 @@ extension AppCache {
     ///   is unchanged then).
     public func switchUser(to user: String?) throws {
         try Configuration.checkUser(user)
-        let previous = state.withLock { state -> Int? in
-            guard state.user != user else { return nil }
-            let previous = state.userSlot
-            state.sessions.switchUser(to: user)
-            return previous
-        }
-        guard let previous else { return }
-        let keys = state.withLock { $0.memory.evictAll(user: previous) }
-        observers.notifyAll()
-        spillInBackground(keys)
+        switchUser(to: user, recording: true)
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared
@@ -98,6 +89,34 @@ extension AppCache {
 
     // MARK: - Internal
 
+    /// Switches to `user` (checked), recording them for following extensions unless the switch
+    /// follows the record itself.
+    func switchUser(to user: String?, recording: Bool) {
+        let previous = state.withLock { state -> Int? in
+            guard state.user != user else { return nil }
+            let previous = state.userSlot
+            state.sessions.switchUser(to: user)
+            if recording { state.signedInUserDue = .some(user) }
+            return previous
+        }
+        guard let previous else { return }
+        let keys = state.withLock { $0.memory.evictAll(user: previous) }
+        observers.notifyAll()
+        if recording, !disk.isReadOnly, keys.isEmpty {
+            // No spill to carry the record: a batch of its own, on the write-back thread.
+            writeBackQueue.async { [weak self] in _ = try? self?.withDiskWrites { _ in } }
+        }
+        spillInBackground(keys)
+    }
+
+    /// Switches to the user the app recorded, if this cache follows it and it changed.
+    func followSignedInUser() {
+        guard configuration.followsSignedInUser, case .some(let recorded) = SignedInUserRecord.read(from: disk.store),
+            (try? Configuration.checkUser(recorded)) != nil
+        else { return }
+        switchUser(to: recorded, recording: false)
+    }
+
     /// Removes every collection of some users: from memory (and from every read) at once, from
     /// disk on the write-back queue (``DueWipes``); `resolveUsers` names them inside the lock
     /// (the current one, or given ones) and may switch the current user in the same step;
@@ -112,7 +131,9 @@ extension AppCache {
                 path: disk.store.layout.versionPath)
         }
         state.withLock { state in
+            let userBefore = state.user
             let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
+            if state.user != userBefore, !configuration.followsSignedInUser { state.signedInUserDue = .some(state.user) }
             if allUsers { state.sessions.didRemoveDataOfAllUsers() }
             for user in users {
                 state.sessions.didRemoveData(of: user)

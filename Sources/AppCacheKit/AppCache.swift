@@ -60,6 +60,9 @@ public final class AppCache: Sendable {
         var spillScheduled = false
         /// Removals whose archives are still to leave the disk.
         var dueWipes = DueWipes()
+        /// The signed-in user still to be recorded in the root for following extensions
+        /// (`.some(nil)`: signed out); `nil` when nothing is to be recorded.
+        var signedInUserDue: String??
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
         /// The collections an `updateItems` is working on: how many updates, and how many
@@ -155,7 +158,15 @@ public final class AppCache: Sendable {
         state.withLock { $0.syncedChange = change }
         let observers = ChangeObservers()
         self.observers = observers
-        watcher = ChangeWatcher(coordinator: disk.coordinator) { observers.notifyAll() }
+        let following = WeakCache()
+        watcher = ChangeWatcher(coordinator: disk.coordinator) {
+            observers.notifyAll()
+            following.cache?.followSignedInUser()
+        }
+        if configuration.followsSignedInUser, case .some(let recorded) = SignedInUserRecord.read(from: store),
+            (try? Configuration.checkUser(recorded)) != nil {
+            state.withLock { $0.sessions.switchUser(to: recorded) }
+        }
         if disk.isReadOnly {
             // As SQLite opens a read-only database: the intact archives are served, nothing is
             // changed on disk.
@@ -166,6 +177,10 @@ public final class AppCache: Sendable {
         }
         if configuration.flushesAtExit {
             ExitFlush.register(self)
+        }
+        if configuration.followsSignedInUser {
+            following.cache = self
+            watcher.start()
         }
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()

@@ -74,6 +74,11 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// written; a collection waiting in memory stays there for the next flush. The error's
         /// path names the lock file.
         public static let busy = Code("busy")
+        /// Another app schema version opened the root and wiped this cache's version (an app
+        /// update, with an extension of the old version still running). The cache no longer
+        /// writes (making the old version's directory again would mix versions) and reads miss;
+        /// reopen it with the new ``AppCache/Configuration/schemaVersion``.
+        public static let versionRemoved = Code("versionRemoved")
     }
 
     /// What went wrong.

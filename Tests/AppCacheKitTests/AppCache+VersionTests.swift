@@ -21,6 +21,22 @@ struct AppCacheVersionTests {
         #expect(fixture.allFiles() == ["version-2.0/user-alice/MenuItems.archive"])
     }
 
+    /// An old app's extension still running when the updated app opens the root: its writes
+    /// stop with their own error, and the old version's directory is not made again.
+    @Test func aCacheWhoseVersionANewerAppRemovedStopsWriting() throws {
+        let fixture = try Fixture()
+        let old = try fixture.openCache(schemaVersion: "1.0", memory: .layer(writeBackDelay: nil))
+        try old.cacheItems(MenuItem.sampleMenu(count: 2))
+        let new = try fixture.openCache(schemaVersion: "2.0")
+        try new.cacheItems(MenuItem.sampleMenu(count: 1))
+
+        let error = expectAppCacheError { try old.flush() }
+        #expect(error?.code == .versionRemoved)
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-1.0"), "the old version is not made again")
+        #expect(expectAppCacheError { try old.removeItems(MenuItem.self) }?.code == .versionRemoved)
+        #expect(try new.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
+    }
+
     @Test func reopeningTheSameVersionKeepsTheData() throws {
         let fixture = try Fixture()
         try fixture.openCache(schemaVersion: "3").cacheItems(MenuItem.sampleMenu(count: 2))

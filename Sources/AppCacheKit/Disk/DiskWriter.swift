@@ -117,6 +117,12 @@ final class DiskWriter: Sendable {
             do throws(SystemError) {
                 reopened = try coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout)
             } catch {
+                if error.code == .versionRemoved {
+                    throw AppCacheError(
+                        code: .versionRemoved,
+                        message: "Another app schema version opened the cache root and removed this version's data; nothing was written. Reopen the cache with the new schema version.",
+                        path: error.path, underlyingError: error)
+                }
                 if error.code == .busy {
                     throw AppCacheError(
                         code: .busy, message: "Another process held the cache's lock file past the lock timeout; nothing was written.",
@@ -263,6 +269,23 @@ final class DiskWriter: Sendable {
             // must check what they hold (the cached date moved).
             if redated != nil { ledger.changedDisk = true }
             return redated
+        }
+
+        /// Records `user` as the one the app signed in (``SignedInUserRecord``), for the
+        /// extensions that follow it.
+        mutating func recordSignedInUser(_ user: String?) throws(AppCacheError) {
+            let path = SignedInUserRecord.path
+            do throws(SystemError) {
+                _ = try store.fileSystem.writeAtomically(
+                    header: [], payload: SignedInUserRecord.encode(user), to: path, temporaryName: FileSystem.temporaryName(),
+                    modificationDate: Date())
+            } catch {
+                throw AppCacheError(
+                    code: error.code, message: "The signed-in user could not be recorded for the app's extensions.",
+                    path: error.path, underlyingError: error)
+            }
+            // No archive changed, but every watching process must look.
+            ledger.changedDisk = true
         }
 
         /// Which regular file is at `path` now (under the lock: no other writer changes it

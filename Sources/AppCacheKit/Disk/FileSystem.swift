@@ -138,6 +138,11 @@ struct FileSystem: Sendable {
     ///
     /// - Throws: `SystemError` when a directory cannot be made or opened.
     func recreateDirectories() throws(SystemError) {
+        if rootIsCurrent(), !versionIsCurrent(), versionWasSuperseded() {
+            // Another app schema version opened the root and wiped this one: making it again
+            // would mix versions (and be wiped again at the next open of the newer one).
+            throw SystemError(operation: "open (the root now holds another app schema version)", errorNumber: ESTALE, path: versionPath)
+        }
         if !rootIsCurrent() {
             if let errorNumber = faults?(.makeDirectory, rootPath) {
                 throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: rootPath)
@@ -660,6 +665,13 @@ struct FileSystem: Sendable {
     }
 
     /// The names in the root.
+    /// Whether the root holds the directory of another app schema version (and not this
+    /// one's): a newer (or older) app opened it and wiped this version.
+    func versionWasSuperseded() -> Bool {
+        let names = (try? contentsOfRoot()) ?? []
+        return !names.contains(versionName) && names.contains { $0.hasPrefix(CacheLayout.versionPrefix) && $0 != versionName }
+    }
+
     func contentsOfRoot() throws(SystemError) -> [String] {
         let descriptor = dup(root.descriptor)
         guard descriptor >= 0 else { throw .last("dup", rootPath) }

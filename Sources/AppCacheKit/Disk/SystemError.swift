@@ -31,6 +31,7 @@ struct SystemError: Error, Sendable, CustomStringConvertible {
         case ENOSPC, EDQUOT: return .noSpace
         case ENOTDIR, EISDIR: return .notADirectory
         case EWOULDBLOCK: return .busy
+        case ESTALE: return .versionRemoved
         default: return .ioFailure
         }
     }

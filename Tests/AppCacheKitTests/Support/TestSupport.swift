@@ -133,7 +133,8 @@ struct Fixture {
         let enumerator = FileManager.default.enumerator(atPath: rootPath)
         var files = [String]()
         while let name = enumerator?.nextObject() as? String {
-            if name.hasSuffix("/" + IndexJournal.path.name) || name.hasSuffix("/" + ProcessCoordinator.fileName) { continue }
+            if name.hasSuffix("/" + IndexJournal.path.name) || name.hasSuffix("/" + ProcessCoordinator.fileName)
+                || name.hasSuffix("/" + SignedInUserRecord.path.name) { continue }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: rootPath + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(name)

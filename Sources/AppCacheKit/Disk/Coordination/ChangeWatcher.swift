@@ -46,6 +46,8 @@ final class ChangeWatcher: Sendable {
             return true
         }
         guard start else { return }
+        // Taken now, not when the thread first runs: a change in between is not missed.
+        let startedAt = coordinator.changeCount
         #if canImport(Darwin)
         var token: Int32 = 0
         let onChange = onChange
@@ -53,12 +55,14 @@ final class ChangeWatcher: Sendable {
             onChange()
         }
         if status == 0 { state.withLock { $0.token = token } }
+        // A change posted before the registration took effect would be missed: look once.
+        if coordinator.changeCount != startedAt { onChange() }
         #else
         let coordinator = coordinator
         let onChange = onChange
         let state = state
         let thread = Thread {
-            var seen = coordinator.changeCount
+            var seen = startedAt
             while !state.withLock({ $0.stopped }) {
                 if !coordinator.waitForChange(from: seen) {
                     // No futex here (or it failed): look twice a second rather than never.
