@@ -55,11 +55,14 @@ extension AppCache {
         observe(UIApplication.didReceiveMemoryWarningNotification) { $0.didReceiveMemoryWarning() }
         observe(UIApplication.didEnterBackgroundNotification) { $0.flushBeforeSuspension() }
         observe(UIApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
+        // Change signals posted while the process was suspended were not delivered: look again.
+        observe(UIApplication.didBecomeActiveNotification) { $0.didResume() }
         #elseif canImport(AppKit)
         observe(NSApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
         #endif
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         observe(.NSExtensionHostDidEnterBackground) { $0.flushBeforeSuspension() }
+        observe(.NSExtensionHostWillEnterForeground) { $0.didResume() }
         #endif
         #if canImport(Darwin)
         let pressure = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: writeBackQueue)
@@ -68,6 +71,14 @@ extension AppCache {
         subscriptions.sources.append(pressure)
         #endif
         lifecycleSubscriptions.withLock { $0 = subscriptions }
+    }
+
+    /// Catches up with changes other processes made while this one was suspended (their
+    /// change signals are not queued for a suspended process): observers look again, and a
+    /// cache that follows the signed-in user reads the record again.
+    func didResume() {
+        observers.notifyAll()
+        followSignedInUser()
     }
 
     /// Writes every dirty collection while the system is about to suspend the process.
