@@ -275,9 +275,15 @@ final class DiskWriter: Sendable {
         /// extensions that follow it.
         mutating func recordSignedInUser(_ user: String?) throws(AppCacheError) {
             let path = SignedInUserRecord.path
+            // Its temporary file sits in the version directory, as a journal rewrite's does,
+            // and is announced the same way: a crash before the rename leaves nothing behind
+            // that the next batch does not remove.
+            let temporaryName = FileSystem.temporaryName()
+            ledger.announce([.willCompact(temporaryName: temporaryName)])
+            defer { ledger.record(.temporaryGone(name: temporaryName)) }
             do throws(SystemError) {
                 _ = try store.fileSystem.writeAtomically(
-                    header: [], payload: SignedInUserRecord.encode(user), to: path, temporaryName: FileSystem.temporaryName(),
+                    header: [], payload: SignedInUserRecord.encode(user), to: path, temporaryName: temporaryName,
                     modificationDate: Date())
             } catch {
                 throw AppCacheError(
