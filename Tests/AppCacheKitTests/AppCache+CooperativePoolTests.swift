@@ -22,8 +22,9 @@ import Testing
             }
         }
         holder.start()
-        // The fallback: a failing run ends (rather than hangs) once the batch lets go.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+        // The fallback: a failing run ends (rather than hangs) once the batch lets go. Generous:
+        // other tests (and sanitizers) keep the machine's two cores busy.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 90) {
             timedOut.withLock { $0 = true }
             release.signal()
         }
@@ -38,7 +39,7 @@ import Testing
                 })
             }
         }
-        #expect(await eventually { fetched.withLock { $0 } == 8 }, "every fetch ran; its store now waits for the batch")
+        #expect(await eventually(within: 80) { fetched.withLock { $0 } == 8 }, "every fetch ran; its store now waits for the batch")
         let probe = await Task { 42 }.value
         let ranWhileHeld = !timedOut.withLock { $0 }
         release.signal()
