@@ -4,16 +4,18 @@
 
 #if defined(__linux__)
 #include <errno.h>
+#include <time.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int appcache_futex_wait(const uint32_t *word, uint32_t expected) {
+int appcache_futex_wait(const uint32_t *word, uint32_t expected, uint32_t timeout_seconds) {
     // Shared (not FUTEX_PRIVATE): waiters in other processes mapping the same file are woken.
-    long result = syscall(SYS_futex, word, FUTEX_WAIT, expected, NULL, NULL, 0);
+    struct timespec timeout = { .tv_sec = timeout_seconds, .tv_nsec = 0 };
+    long result = syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_seconds ? &timeout : NULL, NULL, 0);
     if (result == 0) return 0;
-    return errno == EAGAIN ? 1 : -1;
+    return (errno == EAGAIN || errno == ETIMEDOUT) ? 1 : -1;
 }
 
 int appcache_futex_wake(const uint32_t *word) {
@@ -22,7 +24,9 @@ int appcache_futex_wake(const uint32_t *word) {
 
 int appcache_futex_available(void) { return 1; }
 #else
-int appcache_futex_wait(const uint32_t *word, uint32_t expected) { (void)word; (void)expected; return -1; }
+int appcache_futex_wait(const uint32_t *word, uint32_t expected, uint32_t timeout_seconds) {
+    (void)word; (void)expected; (void)timeout_seconds; return -1;
+}
 int appcache_futex_wake(const uint32_t *word) { (void)word; return -1; }
 int appcache_futex_available(void) { return 0; }
 #endif

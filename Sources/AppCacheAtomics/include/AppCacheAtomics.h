@@ -33,10 +33,10 @@ static inline int appcache_atomics_are_lock_free(void) {
 }
 
 /// Sleeps until another thread or process calls `appcache_futex_wake` on `word` (the low half
-/// of a shared word), unless `*word` is no longer `expected`. No timeout: an idle waiter costs
-/// no wake-ups. Returns 0 when woken, 1 when the word had already changed, -1 on an error or
-/// where futexes do not exist (not Linux).
-int appcache_futex_wait(const uint32_t *word, uint32_t expected);
+/// of a shared word), unless `*word` is no longer `expected`, for at most `timeout_seconds`
+/// (0: no limit). Returns 0 when woken, 1 when the word had already changed or the time ran
+/// out, -1 on an error or where futexes do not exist (not Linux).
+int appcache_futex_wait(const uint32_t *word, uint32_t expected, uint32_t timeout_seconds);
 
 /// Wakes every waiter on `word`, in every process that maps it. Returns how many were woken,
 /// or -1.

@@ -16,7 +16,8 @@ import notify
 /// - Apple platforms: the root's Darwin notification (`notify_register_dispatch`, allowed in
 ///   app extensions, no entitlement), posted by every writer.
 ///
-/// Nothing runs while nothing changes: no timer, no periodic wake-up. A notification merged or
+/// Nothing runs while nothing changes but, on Linux, one futex time-out a minute (so that a
+/// ``stop()`` racing the start of a wait parks no thread for good). A notification merged or
 /// missed (a suspended process) costs nothing but latency: observers compare the change count
 /// whenever they look. Started on first use (an `updates` stream); stopped by ``stop()``.
 ///

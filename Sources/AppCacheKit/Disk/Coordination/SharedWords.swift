@@ -85,8 +85,8 @@ struct SharedWords: @unchecked Sendable {
     }
 
     /// Sleeps until a ``wake(_:)`` of the word at `index`, unless its low half is no longer that
-    /// of `seen`. No timeout: it costs no wake-ups while nothing changes. Spurious returns
-    /// happen: the caller compares the word again.
+    /// of `seen`, for at most a minute: one wake-up a minute while nothing changes. Spurious
+    /// returns happen: the caller compares the word again.
     ///
     /// - Returns: `false` when it could not wait (no futexes here, or the call failed): the
     ///   caller must find another way to learn of changes.
@@ -94,7 +94,9 @@ struct SharedWords: @unchecked Sendable {
         #if canImport(AppCacheAtomics)
         // The low half of a little-endian word (every platform the package supports).
         let half = UnsafeRawPointer(base + index).assumingMemoryBound(to: UInt32.self)
-        return appcache_futex_wait(half, UInt32(truncatingIfNeeded: seen)) >= 0 || errno == EINTR
+        // A minute at most: a stop that raced the start of the wait (its wake-up came before
+        // the sleep) costs a minute's wait, never a thread parked forever.
+        return appcache_futex_wait(half, UInt32(truncatingIfNeeded: seen), 60) >= 0 || errno == EINTR
         #else
         return false
         #endif
