@@ -112,7 +112,8 @@ extension AppCache {
         /// thread, moments later): sign the user in with `switchUser` for extensions to follow.
         /// A following cache opens with the recorded user (``user`` when nothing is recorded yet)
         /// and switches when the app does, woken by the app's change signal: its `updates`
-        /// streams then yield the new user's items. A write bound to a ``CacheSession`` of a user who is no longer current
+        /// streams then yield the new user's items. A following cache records nothing itself
+        /// (its own `switchUser` changes only its own user). A write bound to a ``CacheSession`` of a user who is no longer current
         /// is dropped, as always. Off by default.
         public var followsSignedInUser = false
 

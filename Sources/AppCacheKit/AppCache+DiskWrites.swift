@@ -81,6 +81,8 @@ extension AppCache {
             try batch.recordSignedInUser(due)
         } catch {
             batch.report(error)
+            // Tried again by the next batch, unless a newer switch is due by then.
+            state.withLock { if $0.signedInUserDue == nil { $0.signedInUserDue = .some(due) } }
         }
     }
 

@@ -14,7 +14,8 @@ extension AppCache {
     ///   is unchanged then).
     public func switchUser(to user: String?) throws {
         try Configuration.checkUser(user)
-        switchUser(to: user, recording: true)
+        // A cache that follows the app's sign-in never records one of its own.
+        switchUser(to: user, recording: !configuration.followsSignedInUser)
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared

@@ -118,6 +118,7 @@ struct AppCacheHousekeepingTests {
         try cache.removeAll(includingPinned: true)
         #expect(try cache.getCachedItems(Plain.self, forKey: "keep") == nil)
         try cache.flush()
+        cache.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().isEmpty)
     }
 
@@ -136,6 +137,7 @@ struct AppCacheHousekeepingTests {
         #expect(try cache.getCachedItems(Plain.self, forKey: "flushed") == nil)
         #expect(try cache.getCachedItems(Plain.self, forKey: "dirty") == nil)
         try cache.flush()
+        cache.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().allSatisfy { $0.hasPrefix("version-1/user-bob/") })
 
         // Wiping the current user works too, dirty entries included.

@@ -71,6 +71,7 @@ struct AppCacheSessionTests {
         let writes = recorded.withLock { $0 }
         #expect(writes.isEmpty, "the dirty collection was dropped, not written: \(writes)")
         #expect(cache.user == nil)
+        cache.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().isEmpty)
 
         try cache.cacheItems(notes)
