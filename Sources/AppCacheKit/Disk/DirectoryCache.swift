@@ -79,22 +79,21 @@ final class DirectoryCache: Sendable {
     /// gone, not read the trash through a held descriptor, even before the change count moves
     /// on); closed once no read holds it.
     func forget(_ name: String) {
-        let closing = state.withLock { state -> [Int32] in
-            guard let index = state.entries.firstIndex(where: { $0.name == name }) else { return [] }
-            state.retired.append(state.entries.remove(at: index).descriptor)
-            guard state.readers == 0 else { return [] }
-            defer { state.retired = [] }
-            return state.retired
-        }
-        for descriptor in closing { close(descriptor) }
+        retire { $0 == name }
     }
 
     /// Lets every held directory go (the directories around them were recreated): replaced
     /// descriptors are closed once no read holds one.
     func forgetAll() {
+        retire { _ in true }
+    }
+
+    /// Stops holding the directories whose names `shouldRetire` picks; their descriptors are
+    /// closed now if no read holds one, else by the last reader out (``release()``).
+    private func retire(_ shouldRetire: (String) -> Bool) {
         let closing = state.withLock { state -> [Int32] in
-            state.retired += state.entries.map(\.descriptor)
-            state.entries.removeAll()
+            state.retired += state.entries.filter { shouldRetire($0.name) }.map(\.descriptor)
+            state.entries.removeAll { shouldRetire($0.name) }
             guard state.readers == 0 else { return [] }
             defer { state.retired = [] }
             return state.retired
