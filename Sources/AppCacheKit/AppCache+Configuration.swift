@@ -141,6 +141,10 @@ extension AppCache {
         /// System call failures to simulate. Tests only.
         var faults: FileSystem.FaultInjector?
 
+        /// The background activity every locked batch runs inside (see ``SuspensionGate``): the
+        /// platform's; tests stand in for the system with their own.
+        var backgroundActivity: SuspensionGate.Activity? = SuspensionGate.platformActivity
+
         /// A delay added to every file operation the cache makes: a slow disk, for the
         /// benchmark program to show who waits for it. Not for apps.
         @_spi(Benchmarks) public var simulatedFileOperationDelay: Duration? = nil

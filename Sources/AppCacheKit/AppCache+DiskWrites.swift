@@ -86,16 +86,14 @@ extension AppCache {
         }
     }
 
-    /// Carries out the removals still due before a read goes to the disk, so that it never
-    /// finds removed data. A read that misses memory may wait for the disk; nothing else does.
-    ///
-    /// - Returns: whether reads may go to the disk at `path`: `false` while a removal of its
-    ///   directory is due and could not be carried out.
-    func settleDueWipes(before path: CachePath) -> Bool {
-        !settleDueWipes().covers(path.directory)
+    /// Whether a read may go to the disk at `path`: not while a removal of its directory is
+    /// still due (its archives are removed as far as reads go; the write-back thread takes them
+    /// off the disk). A read never runs a batch, so it never waits for the lock file.
+    func readsMayReach(_ path: CachePath) -> Bool {
+        !state.withLock { $0.dueWipes.covers(path.directory) }
     }
 
-    /// Carries out the removals still due (see ``settleDueWipes(before:)``).
+    /// Carries out the removals still due, before work that lists or measures the disk.
     ///
     /// - Returns: those that could not be carried out, whose archives reads must not see.
     func settleDueWipes() -> DueWipes {

@@ -30,11 +30,13 @@ extension AppCache {
     ///
     /// - iOS, tvOS, visionOS apps (UIKit): a memory warning writes dirty collections and empties
     ///   memory; entering the background flushes inside an expiring activity; termination
-    ///   flushes.
+    ///   flushes; becoming active lets disk writes start again after the system ended an
+    ///   activity (see ``SuspensionGate``).
     /// - App extensions there (widgets, share, notification extensions): the host app's
     ///   entering the background (`NSExtensionHostDidEnterBackground`) flushes inside an
-    ///   expiring activity. `UIApplication.shared` is never touched, so the library links into
-    ///   extensions.
+    ///   expiring activity, then no disk write starts until the host comes back
+    ///   (`NSExtensionHostWillEnterForeground`). `UIApplication.shared` is never touched, so
+    ///   the library links into extensions.
     /// - watchOS: the extension-host notification, where the system posts it.
     /// - macOS (AppKit): termination flushes.
     /// - Every Apple platform: the system's memory-pressure warnings empty memory as a memory
@@ -53,7 +55,7 @@ extension AppCache {
         }
         #if canImport(UIKit) && !os(watchOS)
         observe(UIApplication.didReceiveMemoryWarningNotification) { $0.didReceiveMemoryWarning() }
-        observe(UIApplication.didEnterBackgroundNotification) { $0.flushBeforeSuspension() }
+        observe(UIApplication.didEnterBackgroundNotification) { $0.flushBeforeSuspension(thenClose: false) }
         observe(UIApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
         // Change signals posted while the process was suspended were not delivered: look again.
         observe(UIApplication.didBecomeActiveNotification) { $0.didResume() }
@@ -61,7 +63,7 @@ extension AppCache {
         observe(NSApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
         #endif
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        observe(.NSExtensionHostDidEnterBackground) { $0.flushBeforeSuspension() }
+        observe(.NSExtensionHostDidEnterBackground) { $0.flushBeforeSuspension(thenClose: true) }
         observe(.NSExtensionHostWillEnterForeground) { $0.didResume() }
         #endif
         #if canImport(Darwin)
@@ -73,35 +75,38 @@ extension AppCache {
         lifecycleSubscriptions.withLock { $0 = subscriptions }
     }
 
-    /// Catches up with changes other processes made while this one was suspended (their
-    /// change signals are not queued for a suspended process): observers look again, and a
-    /// cache that follows the signed-in user reads the record again.
+    /// The app is active again: disk writes may start again (see ``SuspensionGate``), dirty
+    /// collections are written on the write-back thread as usual, and the cache catches up
+    /// with changes other processes made while this one was suspended (their change signals are
+    /// not queued for a suspended process): observers look again, and a cache that follows the
+    /// signed-in user reads the record again.
     func didResume() {
+        disk.gate.open()
+        spillInBackground(state.withLock { $0.memory.detachedKeys })
+        scheduleWriteBack()
         observers.notifyAll()
         followSignedInUser()
     }
 
     /// Writes every dirty collection while the system is about to suspend the process.
     ///
-    /// Where the system grants a process time to finish (iOS, tvOS, watchOS, visionOS, apps and
-    /// extensions alike), the flush runs inside `ProcessInfo.performExpiringActivity`: the
-    /// process stays awake until the flush ends, and when the system needs it to stop, the
-    /// flush stops between two archives. Collections not written then stay dirty in memory for
-    /// the next flush; the ones written are complete (every archive is renamed into place whole).
-    func flushBeforeSuspension() {
-        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        let expired = Locked(false)
-        ProcessInfo.processInfo.performExpiringActivity(withReason: "AppCache: writing cached collections") {
-            [weak self] isExpiring in
-            guard !isExpiring else {
-                expired.withLock { $0 = true }
-                return
-            }
-            guard let self else { return }
-            reportAll(writeDirtyEntries(until: { expired.withLock { $0 } }))
+    /// The flush runs on the write-back thread inside the background activity of
+    /// ``SuspensionGate``, taken here, on the notification's thread, so that the process stays
+    /// awake until the flush has run (iOS, tvOS, watchOS, visionOS, apps and extensions alike).
+    /// When the system says time is up, the flush stops between two archives and lets go of the
+    /// lock file; collections not written then stay dirty in memory for the next flush, and the
+    /// ones written are complete (every archive is renamed into place whole).
+    ///
+    /// - Parameter thenClose: whether no disk write may start after this flush until the app is
+    ///   active again (an extension whose host went to the background is suspended next).
+    func flushBeforeSuspension(thenClose: Bool) {
+        let gate = disk.gate
+        guard gate.enter() else { return }
+        writeBackQueue.async { [weak self] in
+            // Collections the end of the system's time left dirty are no problem to report.
+            if let self { reportAll(writeDirtyEntries().filter { $0.code != .busy || !gate.isClosed }) }
+            gate.leave()
+            if thenClose { gate.close() }
         }
-        #else
-        reportAll(writeDirtyEntries())
-        #endif
     }
 }

@@ -70,7 +70,7 @@ extension AppCache {
         if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
         let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
         let path = disk.store.layout.archivePath(for: archiveKey)
-        guard settleDueWipes(before: path), let archive = disk.store.summary(at: path, forKey: archiveKey) else { return nil }
+        guard readsMayReach(path), let archive = disk.store.summary(at: path, forKey: archiveKey) else { return nil }
         return archive.record.isExpired(at: now) ? nil : archive.cachedDate
     }
 
@@ -246,7 +246,7 @@ extension AppCache {
         }
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
         let path = disk.store.layout.archivePath(for: archiveKey)
-        guard settleDueWipes(before: path) else { return nil }
+        guard readsMayReach(path) else { return nil }
         // The payload is decoded where it was read, in the read's own buffer.
         let read = try disk.store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: disk.changeCount) {
             record, payload in

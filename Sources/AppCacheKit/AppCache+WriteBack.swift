@@ -66,6 +66,9 @@ extension AppCache {
                 state.spillScheduled = false
                 return state.memory.detachedKeys
             }
+            // The system is suspending the process: they stay in memory, readable, until the
+            // app's return writes them.
+            guard !disk.gate.isClosed else { return }
             let failures = spill(keys)
             reportAll(failures)
             if !failures.isEmpty { scheduleWriteBack() }
@@ -143,6 +146,15 @@ extension AppCache {
         let results = batch.write(current.map { ($0.entry.record, $0.entry.archiveKey, $0.entry.path) }, until: shouldStop)
         var written: [(MemoryKey, UInt64, FileVersion)] = []
         var failures: [AppCacheError] = []
+        if results.count < current.count && !shouldStop() {
+            // The system is suspending the process (the batch stopped between archives): the
+            // rest stay dirty, and a flush must say it did not write everything.
+            let failure = AppCacheError(
+                code: .busy,
+                message: "The system is suspending the process: the collection stays in memory, dirty, for the next flush.",
+                path: disk.store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName)))
+            failures += Array(repeating: failure, count: current.count - results.count)
+        }
         for ((key, entry), result) in zip(current, results) {
             switch result {
             case .success(let identity):
@@ -183,6 +195,8 @@ extension AppCache {
     /// `diagnostics`; then arranges the next write-back if collections are still dirty.
     func performScheduledWriteBack() {
         state.withLock { $0.writeBackScheduled = false }
+        // The system is suspending the process: the app's return schedules the write again.
+        guard !disk.gate.isClosed else { return }
         let failures = writeDirtyEntries()
         reportAll(failures)
         // Failed writes wait for the next write-back, not a tight retry loop.

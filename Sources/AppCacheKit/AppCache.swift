@@ -152,7 +152,8 @@ public final class AppCache: Sendable {
             syncedChange: 0))
         self.state = state
         let disk = try DiskWriter(
-            store: store, diskByteLimit: configuration.diskByteLimit, lockTimeout: configuration.lockTimeout, hooks: Self.hooks(state))
+            store: store, diskByteLimit: configuration.diskByteLimit, lockTimeout: configuration.lockTimeout,
+            gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state))
         self.disk = disk
         let change = disk.changeCount
         state.withLock { $0.syncedChange = change }

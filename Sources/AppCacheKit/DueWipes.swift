@@ -4,8 +4,8 @@
 /// the disk.
 ///
 /// Every batch of disk changes carries them out before its own changes (so nothing written
-/// later can be wiped by an earlier removal), and a read that goes to the disk has them
-/// carried out first (so it never finds removed data).
+/// later can be wiped by an earlier removal); a read that would go to the disk of a directory
+/// still due misses instead (so it never finds removed data, and never waits for the lock file).
 struct DueWipes {
     /// The user directories to move out of view.
     private(set) var directories: Set<String> = []

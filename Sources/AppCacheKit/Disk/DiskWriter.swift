@@ -36,6 +36,8 @@ final class DiskWriter: Sendable {
     private let tracksUses: Bool
     /// The longest a batch waits for another holder of the lock file.
     private let lockTimeout: Duration
+    /// Keeps the lock file's lock out of suspension (see ``SuspensionGate``).
+    let gate: SuspensionGate
 
     /// What a batch tells the memory layer above it, which the disk layer cannot name.
     struct Hooks: Sendable {
@@ -61,7 +63,10 @@ final class DiskWriter: Sendable {
     /// by an earlier one.
     ///
     /// - Throws: `AppCacheError` when the lock file can be neither opened nor found read-only.
-    init(store: DiskStore, diskByteLimit: Int?, lockTimeout: Duration = .seconds(1), hooks: Hooks) throws(AppCacheError) {
+    init(
+        store: DiskStore, diskByteLimit: Int?, lockTimeout: Duration = .seconds(1), gate: SuspensionGate = SuspensionGate(startActivity: nil),
+        hooks: Hooks
+    ) throws(AppCacheError) {
         var store = store
         let coordinator: ProcessCoordinator
         do {
@@ -76,12 +81,15 @@ final class DiskWriter: Sendable {
         self.hooks = hooks
         tracksUses = diskByteLimit != nil
         self.lockTimeout = lockTimeout
+        self.gate = gate
         ledger = BlockingLock(JournalLedger(store: store, coordinator: coordinator, diskByteLimit: diskByteLimit))
         if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
             // Archives named by an earlier release: renamed once, under the lock (another
             // process may be opening too).
             ledger.withLock { _ in
-                guard (try? coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout)) != nil else { return }
+                guard gate.enter() else { return }
+                defer { gate.leave() }
+                guard (try? coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout, giveUp: { gate.isClosed })) != nil else { return }
                 if coordinator.layoutVersion != CacheLayout.currentVersion {
                     store.migrateArchiveNames()
                     coordinator.layoutVersion = CacheLayout.currentVersion
@@ -107,16 +115,21 @@ final class DiskWriter: Sendable {
     ///     when the batch throws.
     ///   - changed: set when the batch changed the disk (or found it purged): observers must
     ///     hear of it.
-    /// - Throws: what `body` throws; `permissionDenied` on a read-only cache; what recreating a
-    ///   purged directory reports (`permissionDenied`, `noSpace`, `ioFailure`).
+    /// - Throws: what `body` throws; `permissionDenied` on a read-only cache; `busy` when the
+    ///   lock file stayed locked past the lock timeout or the system is suspending the process
+    ///   (the ``SuspensionGate`` is closed); what recreating a purged directory reports
+    ///   (`permissionDenied`, `noSpace`, `ioFailure`).
     func batch<Result>(
         problems: inout [AppCacheError], changed: inout Bool, _ body: (inout Batch) throws -> Result
     ) throws -> Result {
-        try ledger.withLock { held in
+        guard gate.enter() else { throw suspended() }
+        defer { gate.leave() }
+        return try ledger.withLock { held in
             let reopened: Bool
             do throws(SystemError) {
-                reopened = try coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout)
+                reopened = try coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout, giveUp: { gate.isClosed })
             } catch {
+                if gate.isClosed { throw suspended() }
                 if error.code == .versionRemoved {
                     throw AppCacheError(
                         code: .versionRemoved,
@@ -140,7 +153,7 @@ final class DiskWriter: Sendable {
             let changeBefore = coordinator.changeCount
             hooks.didLock(reopened, changeBefore)
             // Moved, not copied: the index inside is large, and a copy would be made on write.
-            var batch = Batch(ledger: held.moveOut()!, store: store)
+            var batch = Batch(ledger: held.moveOut()!, store: store, gate: gate)
             batch.ledger.begin(afterCrash: crashed)
             defer {
                 if tracksUses {
@@ -171,6 +184,14 @@ final class DiskWriter: Sendable {
         }
     }
 
+    /// The error of a batch the ``SuspensionGate`` kept from starting.
+    private func suspended() -> AppCacheError {
+        AppCacheError(
+            code: .busy,
+            message: "The system is suspending the process: no disk write starts until the app is active again (a lock held into suspension gets the app terminated); nothing was written.",
+            path: store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName)))
+    }
+
     /// Notes a read of the archive at `path` as a use, for the disk budget (only with one).
     ///
     /// - Returns: `true` when enough uses have gathered that a batch of their own should
@@ -195,6 +216,7 @@ final class DiskWriter: Sendable {
     struct Batch {
         fileprivate var ledger: JournalLedger
         let store: DiskStore
+        fileprivate let gate: SuspensionGate
 
         /// Writes the archive for `key` at `path`.
         ///
@@ -210,8 +232,9 @@ final class DiskWriter: Sendable {
 
         /// Writes several archives, announcing them all in one journal write first.
         ///
-        /// - Parameter shouldStop: asked before each archive; once it says `true`, the rest
-        ///   are not written (their announcements are settled when the batch finishes).
+        /// - Parameter shouldStop: asked before each archive; once it says `true`, or the
+        ///   system is suspending the process (``SuspensionGate/isClosed``), the rest are not
+        ///   written (their announcements are settled when the batch finishes).
         /// - Returns: for each archive written or tried, in order, which file it now is or why
         ///   it could not be written.
         mutating func write(
@@ -221,7 +244,7 @@ final class DiskWriter: Sendable {
             ledger.announce(zip(archives, temporaryNames).map { .willChange(path: $0.0.path, temporaryName: $0.1) })
             var results: [Swift.Result<FileVersion, AppCacheError>] = []
             for (archive, temporaryName) in zip(archives, temporaryNames) {
-                if shouldStop() { break }
+                if shouldStop() || gate.isClosed { break }
                 results.append(Swift.Result { () throws(AppCacheError) in
                     let (size, identity) = try store.write(archive.record, forKey: archive.key, at: archive.path, temporaryName: temporaryName)
                     ledger.record(.set(path: archive.path, size: size, isPinned: archive.record.isPinned))

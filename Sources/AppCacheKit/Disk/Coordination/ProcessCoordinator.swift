@@ -164,15 +164,15 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// - Returns: whether the lock file had to be opened anew (a purge): what memory holds must
     ///   then be checked against the disk.
     /// - Throws: `SystemError` when the directories or the lock file cannot be recreated; the
-    ///   lock is not held then. `EWOULDBLOCK` when another holder kept it past `timeout`.
-    ///   `EROFS` for a read-only coordinator.
-    func lock(fileSystem: FileSystem, timeout: Duration = .seconds(1)) throws(SystemError) -> Bool {
+    ///   lock is not held then. `EWOULDBLOCK` when another holder kept it past `timeout`, or
+    ///   when `giveUp` said `true` while waiting. `EROFS` for a read-only coordinator.
+    func lock(fileSystem: FileSystem, timeout: Duration = .seconds(1), giveUp: () -> Bool = { false }) throws(SystemError) -> Bool {
         guard !isReadOnly else {
             throw SystemError(operation: "lock", errorNumber: EROFS, path: fileSystem.versionPath)
         }
         var reopened = false
         for _ in 0..<8 {
-            try lockWithin(timeout, display: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
+            try lockWithin(timeout, giveUp: giveUp, display: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
             if fileSystem.directoriesAreCurrent(), fileSystem.fileNumber(of: CachePath(directory: nil, name: Self.fileName)) == number {
                 return reopened
             }
@@ -185,16 +185,16 @@ final class ProcessCoordinator: @unchecked Sendable {
     }
 
     /// Takes the `flock` without blocking, trying again after pauses that grow from 50 µs to
-    /// 10 ms, until `timeout` has passed: a peer suspended or stopped while holding it costs a
-    /// bounded wait, never a hang.
-    private func lockWithin(_ timeout: Duration, display: String) throws(SystemError) {
+    /// 10 ms, until `timeout` has passed or `giveUp` says so: a peer suspended or stopped while
+    /// holding it costs a bounded wait, never a hang.
+    private func lockWithin(_ timeout: Duration, giveUp: () -> Bool, display: String) throws(SystemError) {
         let deadline = ContinuousClock.now + timeout
         var pause: UInt32 = 50
         while true {
             if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
             let failure = errno
             guard failure == EWOULDBLOCK || failure == EINTR else { throw SystemError(operation: "flock", errorNumber: failure, path: display) }
-            guard ContinuousClock.now < deadline else {
+            guard ContinuousClock.now < deadline, !giveUp() else {
                 throw SystemError(operation: "flock (held by another process past the lock timeout)", errorNumber: EWOULDBLOCK, path: display)
             }
             usleep(pause)
