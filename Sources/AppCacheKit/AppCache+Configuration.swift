@@ -88,6 +88,13 @@ extension AppCache {
         /// flush, a spill, a write-through), never by touching the archive, so recency survives
         /// relaunches (see ``AppCache/diskUsage``). With a budget set, each such batch also
         /// visits the memory layer's entries once to collect the reads served from memory.
+        ///
+        /// One budget holds per root, the app's: the last app process to open the root records
+        /// its `diskByteLimit` there (`nil` included), and every cache on the root, in the app
+        /// and in its extensions, enforces that one. A cache opened in an app extension records
+        /// nothing: its own limit applies only until an app has recorded one. So a widget
+        /// configured with a smaller budget never evicts the collections the app keeps within
+        /// its own, and an app update that changes the budget takes effect at its first launch.
         public var diskByteLimit: Int?
 
         /// How new archives encode their items. Defaults to ``PayloadCodec/binary``;
@@ -140,6 +147,10 @@ extension AppCache {
 
         /// System call failures to simulate. Tests only.
         var faults: FileSystem.FaultInjector?
+
+        /// Whether the process is an app extension, whose caches enforce the app's disk budget
+        /// rather than set it (see ``diskByteLimit``); tests play one.
+        var isAppExtension = Bundle.main.bundleURL.pathExtension == "appex"
 
         /// The background activity every locked batch runs inside (see ``SuspensionGate``): the
         /// platform's; tests stand in for the system with their own.

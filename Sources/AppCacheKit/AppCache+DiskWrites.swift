@@ -29,11 +29,30 @@ extension AppCache {
             if changed { observers.notifyAll() }
             reportAll(problems)
         }
-        return try disk.batch(problems: &problems, changed: &changed) { batch in
-            trashes = performDueWipes(&batch)
-            recordDueSignedInUser(&batch)
-            return try body(&batch)
+        if let removal = state.withLock({ $0.versionRemoval }) { throw removal }
+        do {
+            return try disk.batch(problems: &problems, changed: &changed) { batch in
+                trashes = performDueWipes(&batch)
+                recordDueSignedInUser(&batch)
+                return try body(&batch)
+            }
+        } catch let error as AppCacheError where error.code == .versionRemoved {
+            noteVersionRemoved(error)
+            throw error
         }
+    }
+
+    /// Another app schema version (a newer app, whose extension this may be) removed this
+    /// version's directory: the cache stops writing and forgets what memory holds (no version
+    /// can take it any more), so reads miss; every write throws `error` from now on, and
+    /// `diagnostics` hears of it once.
+    func noteVersionRemoved(_ error: AppCacheError) {
+        state.withLock { state in
+            guard state.versionRemoval == nil else { return }
+            state.versionRemoval = error
+            state.memory.removeEverything()
+        }
+        observers.notifyAll()
     }
 
     /// Moves the user directories of removals still due out of view, in `batch`.
@@ -88,9 +107,12 @@ extension AppCache {
 
     /// Whether a read may go to the disk at `path`: not while a removal of its directory is
     /// still due (its archives are removed as far as reads go; the write-back thread takes them
-    /// off the disk). A read never runs a batch, so it never waits for the lock file.
+    /// off the disk). A read never runs a batch, so it never waits for the lock file. Renews
+    /// this process's presence on the root (``PeerPresence``).
     func readsMayReach(_ path: CachePath) -> Bool {
-        !state.withLock { $0.dueWipes.covers(path.directory) }
+        // A process that reads the disk counts as present: writers of others write back promptly.
+        disk.coordinator.presence.renew()
+        return !state.withLock { $0.dueWipes.covers(path.directory) }
     }
 
     /// Carries out the removals still due, before work that lists or measures the disk.

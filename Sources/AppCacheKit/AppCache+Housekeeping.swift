@@ -223,10 +223,11 @@ extension AppCache {
                 state.memory.entries(user: memoryUser), state.memory.epoch,
                 Dictionary(state.types.values.map { ($0.cacheName, $0.threshold) }, uniquingKeysWith: { first, _ in first }))
         }
-        /// The threshold the writer judged by, recorded with the collection; for archives of
-        /// the first format, this process's.
+        /// The threshold `isStale`, `cachedCollection` and `load` judge by: this cache's override
+        /// for the cache name, else the type's own once this cache has used the type; for other
+        /// types, the one their writer judged by (recorded with the collection), else the default.
         func threshold(_ cacheName: String, recorded: Duration?) -> Duration {
-            recorded ?? configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? configuration.defaultStalenessThreshold
+            configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? recorded ?? configuration.defaultStalenessThreshold
         }
         var listed: [ArchiveKey: (entry: CacheEntry, identity: FileVersion?)] = [:]
         for path in paths {

@@ -10,12 +10,15 @@ extension AppCache {
     /// of the flush. Collections stay in memory, now clean.
     ///
     /// - Throws: the first write error (`noSpace`, `permissionDenied`, `notADirectory`,
-    ///   `ioFailure`), its message counting the collections that failed. Those stay dirty in
-    ///   memory for the next flush; the others are written.
+    ///   `ioFailure`, `busy`), its message counting the collections that failed. Those stay
+    ///   dirty in memory for the next flush; the others are written. `versionRemoved` when
+    ///   another app schema version removed this one's directory: nothing can be written, and
+    ///   memory was emptied.
     /// - Complexity: O(n) in the entries held, plus one file write per dirty collection.
     public func flush() throws {
         let failures = writeDirtyEntries()
         if let first = failures.first {
+            if first.code == .versionRemoved { throw first }
             throw AppCacheError(
                 code: first.code,
                 message: "\(failures.count) collection(s) could not be written; they stay in memory for the next flush.",
@@ -113,8 +116,10 @@ extension AppCache {
     /// The errors of `count` dirty collections that stay in memory because no batch could
     /// start (a read-only cache, a purged directory that cannot be made again).
     private func unwritten(count: Int, because error: any Error) -> [AppCacheError] {
-        guard count > 0 else { return [] }
         var failure = error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)
+        // A removed version dropped what memory held: said once, nothing stays dirty.
+        if failure.code == .versionRemoved { return [failure] }
+        guard count > 0 else { return [] }
         failure.message = "A cached collection could not be written to disk (\(failure.message)); it stays in memory, dirty, for the next flush."
         return Array(repeating: failure, count: count)
     }
@@ -174,27 +179,48 @@ extension AppCache {
         return failures
     }
 
+    /// How soon dirty collections are written while another live process uses the root
+    /// (``PeerPresence``): what this one caches reaches the other's reads and `updates`
+    /// streams within a few milliseconds, a burst of writes still coalesced into one batch.
+    static let sharedWriteBackDelay = Duration.milliseconds(2)
+
     /// Arranges for dirty collections to be written `writeBackDelay` after the first of them
-    /// was cached, unless that is already arranged or the delay says to wait for events.
+    /// was cached, or within ``sharedWriteBackDelay`` while another live process uses the root
+    /// (``PeerPresence``; asked only while a later write-back is all that is arranged), unless
+    /// the delay says to wait for events.
     func scheduleWriteBack() {
         // A read-only cache cannot write: its dirty collections wait for an explicit flush
         // (which throws permissionDenied), rather than fail again every delay.
         guard let delay = configuration.writeBackDelay, delay > .zero, !disk.isReadOnly else { return }
+        let now = DispatchTime.now()
+        let prompt = now + Self.sharedWriteBackDelay.timeInterval
+        let due = state.withLock { $0.writeBackDue }
+        if let due, due <= prompt { return }
+        let deadline = delay > Self.sharedWriteBackDelay && disk.coordinator.presence.othersArePresent()
+            ? prompt : now + delay.timeInterval
         let schedule = state.withLock { state -> Bool in
-            guard !state.writeBackScheduled else { return false }
-            state.writeBackScheduled = true
+            if let due = state.writeBackDue, due <= deadline { return false }
+            state.writeBackDue = deadline
             return true
         }
         guard schedule else { return }
-        writeBackQueue.asyncAfter(deadline: delay.dispatchDeadline) { [weak self] in
-            self?.performScheduledWriteBack()
+        writeBackQueue.asyncAfter(deadline: deadline) { [weak self] in
+            self?.performScheduledWriteBack(due: deadline)
         }
     }
 
     /// Writes every dirty collection now, as the write-back timer does, reporting failures to
     /// `diagnostics`; then arranges the next write-back if collections are still dirty.
-    func performScheduledWriteBack() {
-        state.withLock { $0.writeBackScheduled = false }
+    ///
+    /// - Parameter due: the deadline of the timer that fired: a timer made needless by an
+    ///   earlier one (brought forward by a present peer) leaves the schedule alone.
+    func performScheduledWriteBack(due: DispatchTime? = nil) {
+        let isCurrent = state.withLock { state -> Bool in
+            guard due == nil || state.writeBackDue == due else { return false }
+            state.writeBackDue = nil
+            return true
+        }
+        guard isCurrent else { return }
         // The system is suspending the process: the app's return schedules the write again.
         guard !disk.gate.isClosed else { return }
         let failures = writeDirtyEntries()

@@ -55,7 +55,12 @@ public final class AppCache: Sendable {
         var types: [ObjectIdentifier: TypeInfo] = [:]
         /// The type looked up last: reads of one type in a row find it without hashing.
         var lastType: (id: ObjectIdentifier, info: TypeInfo)?
-        var writeBackScheduled = false
+        /// When the write-back timer fires next (`nil`: not scheduled).
+        var writeBackDue: DispatchTime?
+        /// Set once another app schema version removed this one's directory: every write throws
+        /// it from then on (see ``AppCache/noteVersionRemoved(_:)``).
+        var versionRemoval: AppCacheError?
+        var versionRemovalReported = false
         /// Whether a write of detached (spilled) entries is queued.
         var spillScheduled = false
         /// Removals whose archives are still to leave the disk.
@@ -152,11 +157,15 @@ public final class AppCache: Sendable {
             syncedChange: 0))
         self.state = state
         let disk = try DiskWriter(
-            store: store, diskByteLimit: configuration.diskByteLimit, lockTimeout: configuration.lockTimeout,
+            store: store, diskByteLimit: configuration.diskByteLimit, isAppExtension: configuration.isAppExtension,
+            lockTimeout: configuration.lockTimeout,
             gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state))
         self.disk = disk
         let change = disk.changeCount
-        state.withLock { $0.syncedChange = change }
+        state.withLock { state in
+            state.syncedChange = change
+            state.memory.tracksReads = disk.hasBudget
+        }
         let observers = ChangeObservers()
         self.observers = observers
         let following = WeakCache()
@@ -186,7 +195,7 @@ public final class AppCache: Sendable {
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()
         }
-        if configuration.diskByteLimit != nil && !disk.isReadOnly {
+        if disk.hasBudget && !disk.isReadOnly {
             // Load the disk index in the background, not on the caller's thread.
             writeBackQueue.async { [weak self] in
                 _ = try? self?.withDiskWrites { batch in batch.loadIndex() }
@@ -344,6 +353,7 @@ public final class AppCache: Sendable {
         }
 
         func destination(_ state: State) -> Destination {
+            if state.versionRemoval != nil { return .versionRemoved }
             if let condition, !condition(state) { return .conflict }
             guard let session else { return .memory }
             guard state.sessions.holds(session) else { return .nowhere }
@@ -363,6 +373,8 @@ public final class AppCache: Sendable {
             try withDiskWrites { batch -> Bool in
                 let (user, slot, target) = state.withLock { ($0.user, $0.userSlot, destination($0)) }
                 switch target {
+                case .versionRemoved:
+                    throw state.withLock { $0.versionRemoval }!
                 case .conflict:
                     throw WriteConflict()
                 case .nowhere:
@@ -408,6 +420,7 @@ public final class AppCache: Sendable {
                 return target
             }
             switch target {
+            case .versionRemoved: throw state.withLock { $0.versionRemoval }!
             case .conflict: throw WriteConflict()
             case .nowhere: return nil
             case .diskOnly: guard try writeUnderDiskLock() else { return nil }
@@ -450,12 +463,18 @@ public final class AppCache: Sendable {
     func reportAll(_ problems: [AppCacheError]) {
         reports.deliver(to: configuration.diagnostics)
         for problem in problems {
+            // A removed version is told once: every later write fails the same way.
+            if problem.code == .versionRemoved, state.withLock({ state in
+                defer { state.versionRemovalReported = true }
+                return state.versionRemovalReported
+            }) { continue }
             configuration.diagnostics?(problem)
         }
     }
 
-    /// Where a write goes, decided inside the state lock; `conflict` when its condition failed.
-    enum Destination { case memory, diskOnly, nowhere, conflict }
+    /// Where a write goes, decided inside the state lock; `conflict` when its condition failed,
+    /// `versionRemoved` when another app schema version removed this one's directory.
+    enum Destination { case memory, diskOnly, nowhere, conflict, versionRemoved }
 
     /// Thrown by ``save(_:forKey:expiresAfter:pinned:validators:session:kept:onlyIf:ifArchiveStill:)``
     /// when its condition failed: the collection changed since the caller read it.

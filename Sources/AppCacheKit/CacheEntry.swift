@@ -19,10 +19,13 @@ public struct CacheEntry: Sendable, Hashable {
     public var isPinned: Bool
     /// The `schemaVersion` of the model type it was written with.
     public var modelSchemaVersion: Int
-    /// Whether it is older than its staleness threshold: the one it was written with, recorded
-    /// in its archive (so an extension with its own configuration judges as the app that wrote
-    /// it does); for archives that record none, the configuration's override for its cache
-    /// name, else the type's own if the type has been used by this cache, else the default.
+    /// Whether it is older than its staleness threshold, the same answer as
+    /// ``AppCache/isStale(_:forKey:)``, ``AppCache/cachedCollection(_:forKey:)`` and
+    /// ``AppCache/load(_:forKey:policy:fetch:)`` give: this cache's configuration decides (its
+    /// override for the cache name, else the type's own once this cache has used the type).
+    /// For a type this cache knows nothing of, the threshold its writer judged by, recorded in
+    /// the archive, else the default. Staleness is each process's policy (when it refetches):
+    /// an extension that must judge as its app does shares the app's configuration.
     public var isStale: Bool
     /// Whether memory holds it.
     public var isInMemory: Bool

@@ -82,6 +82,36 @@ struct AppCacheDiskBudgetTests {
         #expect(cache.diskUsage == one)
     }
 
+    /// One budget per root, the app's: an extension configured with a smaller one enforces the
+    /// app's, never evicting what the app keeps within its own.
+    @Test func anExtensionEnforcesTheAppsBudget() throws {
+        let fixture = try Fixture()
+        let one = try archiveSize(key: "a1")
+        var appConfiguration = fixture.configuration()
+        appConfiguration.diskByteLimit = one * 3
+        let app = try AppCache(configuration: appConfiguration)
+        for key in ["a1", "a2", "a3"] { try app.cacheItems([Plain(value: 1)], forKey: key) }
+
+        var widgetConfiguration = fixture.configuration()
+        widgetConfiguration.diskByteLimit = one
+        widgetConfiguration.isAppExtension = true
+        let widget = try AppCache(configuration: widgetConfiguration)
+        try widget.cacheItems([Plain(value: 1)], forKey: "a4")  // over the app's budget by one
+        #expect(!fixture.archiveExists(Plain.self, key: "a1"), "the least recently used goes")
+        for key in ["a2", "a3", "a4"] { #expect(fixture.archiveExists(Plain.self, key: key), "the app's budget holds, not the widget's") }
+        #expect(widget.diskUsage == one * 3)
+
+        // An app without a budget (an update that removed it) lifts the root's, for the
+        // extension too: the app's choice holds.
+        var unlimited = fixture.configuration()
+        unlimited.diskByteLimit = nil
+        let updatedApp = try AppCache(configuration: unlimited)
+        try updatedApp.cacheItems([Plain(value: 1)], forKey: "a5")
+        #expect(updatedApp.diskUsage == one * 4)
+        try widget.cacheItems([Plain(value: 1)], forKey: "a6")
+        #expect(widget.diskUsage == one * 5, "nothing evicted: the app recorded no budget")
+    }
+
     @Test func accessOrderSurvivesARelaunch() throws {
         let fixture = try Fixture()
         let one = try archiveSize(key: "a")

@@ -77,6 +77,29 @@ struct AppCacheStalenessTests {
         #expect(cache.isStale(Plain.self))
     }
 
+    /// `entries()`, `isStale`, `cachedCollection` and `load` give one answer: the reading cache's
+    /// configuration decides, whatever threshold the writer recorded.
+    @Test func everyAPIJudgesByTheReadersConfiguration() async throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])  // written under the default hour
+        try setModificationDate(fixture.clock.now.addingTimeInterval(-120), ofFileAt: fixture.archivePath(Plain.self))
+
+        var strict = fixture.configuration()
+        strict.setStalenessThreshold(.seconds(60), for: Plain.self)
+        for configuration in [strict, fixture.configuration()] {
+            let cache = try AppCache(configuration: configuration)
+            let expected = configuration.stalenessThreshold(for: Plain.self) == .seconds(60)
+            // Listed first, before the type was used: the override by name decides.
+            #expect(try cache.entries().first?.isStale == expected)
+            #expect(cache.isStale(Plain.self) == expected)
+            #expect(try cache.cachedCollection(Plain.self)?.isStale == expected)
+            var loaded: LoadedItems<Plain>?
+            for try await answer in cache.load(Plain.self, policy: .cacheFirst, fetch: { _ in .notModified }) { loaded = answer }
+            #expect(loaded?.isStale == expected)
+            #expect(try cache.entries().first?.isStale == expected)
+        }
+    }
+
     @Test func rewritingRefreshesTheDate() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()

@@ -32,9 +32,40 @@ struct AppCacheVersionTests {
 
         let error = expectAppCacheError { try old.flush() }
         #expect(error?.code == .versionRemoved)
+        #expect(error?.message.contains("schema version") == true)
         #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-1.0"), "the old version is not made again")
         #expect(expectAppCacheError { try old.removeItems(MenuItem.self) }?.code == .versionRemoved)
         #expect(try new.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
+
+        // It misses, and every write says why, write-back ones included.
+        #expect(try old.getCachedItems(MenuItem.self) == nil)
+        #expect(old.memoryStatistics.entries == 0)
+        #expect(expectAppCacheError { try old.cacheItems(MenuItem.sampleMenu(count: 3)) }?.code == .versionRemoved)
+        // Background writes (a spill, a memory warning) go on failing; diagnostics hears once.
+        old.didReceiveMemoryWarning()
+        old.spillInBackground([])
+        old.performScheduledWriteBack()
+        old.waitForBackgroundWork()
+        #expect(fixture.diagnostics.errors.filter { $0.code == .versionRemoved }.count <= 1)
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-1.0"))
+    }
+
+    /// Reported once to `diagnostics` when only background writes meet the removal.
+    @Test func aRemovedVersionIsReportedOnceFromBackgroundWrites() throws {
+        let fixture = try Fixture()
+        let old = try fixture.openCache(schemaVersion: "1.0", memory: .layer(writeBackDelay: nil))
+        try old.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "a")
+        try old.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "b")
+        _ = try fixture.openCache(schemaVersion: "2.0")
+
+        old.performScheduledWriteBack()  // what the write-back timer runs
+        old.performScheduledWriteBack()
+        old.flushBeforeSuspension(thenClose: false)
+        old.waitForBackgroundWork()
+        let reported = fixture.diagnostics.errors.filter { $0.code == .versionRemoved }
+        #expect(reported.count == 1)
+        #expect(reported.first?.path?.contains("version-1.0") == true)
+        #expect(!fixture.diagnostics.errors.contains { $0.message.contains("mkdir") })
     }
 
     @Test func reopeningTheSameVersionKeepsTheData() throws {

@@ -25,6 +25,13 @@ static inline uint64_t appcache_increment(uint64_t *word) {
     return atomic_fetch_add_explicit((_Atomic(uint64_t) *)word, 1, memory_order_acq_rel) + 1;
 }
 
+/// Replaces the word at `word` with `desired` if it still holds `expected`, in one atomic step.
+/// Returns 1 when it did, 0 when the word held something else.
+static inline int appcache_compare_exchange(uint64_t *word, uint64_t expected, uint64_t desired) {
+    return atomic_compare_exchange_strong_explicit(
+        (_Atomic(uint64_t) *)word, &expected, desired, memory_order_acq_rel, memory_order_acquire);
+}
+
 /// Whether 64-bit atomics on this platform are lock-free, as memory shared between processes
 /// requires (a lock inside the library would not be shared).
 static inline int appcache_atomics_are_lock_free(void) {

@@ -64,8 +64,8 @@ final class DiskWriter: Sendable {
     ///
     /// - Throws: `AppCacheError` when the lock file can be neither opened nor found read-only.
     init(
-        store: DiskStore, diskByteLimit: Int?, lockTimeout: Duration = .seconds(1), gate: SuspensionGate = SuspensionGate(startActivity: nil),
-        hooks: Hooks
+        store: DiskStore, diskByteLimit: Int?, isAppExtension: Bool = false, lockTimeout: Duration = .seconds(1),
+        gate: SuspensionGate = SuspensionGate(startActivity: nil), hooks: Hooks
     ) throws(AppCacheError) {
         var store = store
         let coordinator: ProcessCoordinator
@@ -79,10 +79,11 @@ final class DiskWriter: Sendable {
         self.store = store
         self.coordinator = coordinator
         self.hooks = hooks
-        tracksUses = diskByteLimit != nil
+        // The app's budget holds for every cache on the root (see recordBudget).
+        tracksUses = coordinator.recordBudget(diskByteLimit, asExtension: isAppExtension) != nil
         self.lockTimeout = lockTimeout
         self.gate = gate
-        ledger = BlockingLock(JournalLedger(store: store, coordinator: coordinator, diskByteLimit: diskByteLimit))
+        ledger = BlockingLock(JournalLedger(store: store, coordinator: coordinator, diskByteLimit: diskByteLimit, isAppExtension: isAppExtension))
         if !coordinator.isReadOnly, coordinator.layoutVersion != CacheLayout.currentVersion {
             // Archives named by an earlier release: renamed once, under the lock (another
             // process may be opening too).
@@ -99,6 +100,10 @@ final class DiskWriter: Sendable {
             }
         }
     }
+
+    /// Whether a disk budget held for the root when the cache opened (the app's, or this
+    /// cache's own): reads are then uses, which order the budget's evictions.
+    var hasBudget: Bool { tracksUses }
 
     /// Whether this process may not change the disk (a read-only volume or root).
     var isReadOnly: Bool { coordinator.isReadOnly }

@@ -29,7 +29,9 @@ import Foundation
 struct JournalLedger {
     let store: DiskStore
     let coordinator: ProcessCoordinator
-    let diskByteLimit: Int?
+    /// This cache's own `diskByteLimit`, and whether it runs in an app extension.
+    let ownByteLimit: Int?
+    let isAppExtension: Bool
 
     /// Whether the index is kept in memory: with a disk budget, or once ``AppCache/diskUsage``
     /// was asked.
@@ -53,12 +55,18 @@ struct JournalLedger {
     /// The journal grows to at least this before it is compacted.
     static let minimumCompactionSize = 256 << 10
 
-    init(store: DiskStore, coordinator: ProcessCoordinator, diskByteLimit: Int?) {
+    init(store: DiskStore, coordinator: ProcessCoordinator, diskByteLimit: Int?, isAppExtension: Bool) {
         self.store = store
         self.coordinator = coordinator
-        self.diskByteLimit = diskByteLimit
-        keepsIndex = diskByteLimit != nil
+        ownByteLimit = diskByteLimit
+        self.isAppExtension = isAppExtension
+        keepsIndex = coordinator.budget(own: diskByteLimit) != nil
     }
+
+    /// The budget the batch enforces: the root's (see
+    /// ``ProcessCoordinator/recordBudget(_:asExtension:again:)``), recorded again if a purge
+    /// took the lock file that held it.
+    var diskByteLimit: Int? { coordinator.recordBudget(ownByteLimit, asExtension: isAppExtension, again: true) }
 
     private var journal: IndexJournal { IndexJournal(fileSystem: store.fileSystem) }
 

@@ -213,6 +213,17 @@ struct MemoryStore {
         }
     }
 
+    /// Removes every entry of every user, dirty or not (a newer app version removed the
+    /// version directory they belong to).
+    ///
+    /// - Complexity: O(n).
+    mutating func removeEverything() {
+        mutations += 1
+        for key in allKeys {
+            discard(key)
+        }
+    }
+
     /// Takes entries out of the LRU order: clean ones are dropped, dirty ones detached.
     ///
     /// - Parameter user: only this user's entries; `nil` for all (a memory warning).

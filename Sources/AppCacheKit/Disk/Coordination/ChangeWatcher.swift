@@ -47,6 +47,8 @@ final class ChangeWatcher: Sendable {
             return true
         }
         guard start else { return }
+        // A watching process is present while it lives: writers write back promptly for it.
+        coordinator.presence.renew(forLife: true)
         // Taken now, not when the thread first runs: a change in between is not missed.
         let startedAt = coordinator.changeCount
         #if canImport(Darwin)
@@ -88,6 +90,7 @@ final class ChangeWatcher: Sendable {
             return (state.started && !state.stopped, state.token)
         }
         guard wasStarted else { return }
+        coordinator.presence.endLeaseForLife()
         #if canImport(Darwin)
         if let token { notify_cancel(token) }
         #else

@@ -40,6 +40,11 @@ import Musl
 ///   last compaction, so that whichever process sees it grown well past that compacts it.
 /// - **The layout version.** The next 8 bytes say which naming of archive files the directory
 ///   holds; an older one is migrated once, under the lock, when a cache opens.
+/// - **The root's disk budget.** The next 8 bytes hold the `diskByteLimit` of the last app
+///   process to open the version directory, the one budget every instance enforces
+///   (``recordBudget(_:asExtension:again:)``).
+/// - **Who is present.** Bytes 64 to 127 hold eight slots of ``PeerPresence``: which processes
+///   read the root lately or watch it, so that a writer knows when to write back promptly.
 ///
 /// - **Purges.** iOS empties `Library/Caches` under storage pressure and people run "clear
 ///   cache" tools, so the lock file may vanish, or be replaced, with the directories around it,
@@ -70,14 +75,19 @@ final class ProcessCoordinator: @unchecked Sendable {
     static let fileName = ".lock"
 
     /// The bytes the file is grown to, so that the mapped words are always inside it.
-    private static let fileSize = 64
+    private static let fileSize = 128
+    /// The size of the files of the first releases, which had words 0 to 3 only: read-only,
+    /// such a file is still mapped (the words past its end read as zero, in its one page).
+    private static let firstFileSize = 64
 
     /// The lock file, open; the same number for the coordinator's life (see "Purges").
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
     /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
-    /// layout version.
+    /// layout version; 4: the root's disk budget; 8 to 15: ``PeerPresence``.
     private let words: SharedWords
+    /// Which processes use the root now.
+    let presence: PeerPresence
     /// Whether the cache may not change the disk (see "Read-only roots").
     let isReadOnly: Bool
     /// Which file `descriptor` is now; changed only by the lock holder.
@@ -123,7 +133,7 @@ final class ProcessCoordinator: @unchecked Sendable {
             info.st_size = 0
         }
         let mapped: UnsafeMutableRawPointer?
-        if descriptor >= 0, Int(info.st_size) >= Self.fileSize {
+        if descriptor >= 0, Int(info.st_size) >= Self.firstFileSize {
             mapped = mmap(nil, Self.fileSize, readOnly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
             number = FileID(info)
         } else {
@@ -142,6 +152,7 @@ final class ProcessCoordinator: @unchecked Sendable {
             : "net.appcache.change.\(display)"
         mapping = mapped
         words = SharedWords(base: mapped.bindMemory(to: UInt64.self, capacity: Self.fileSize / 8), descriptor: descriptor)
+        presence = PeerPresence(words: words, mayWrite: !readOnly)
     }
 
     deinit {
@@ -283,6 +294,33 @@ final class ProcessCoordinator: @unchecked Sendable {
     var layoutVersion: UInt64 {
         get { words.load(3) }
         set { words.store(newValue, at: 3) }
+    }
+
+    /// Records `limit` as the root's disk budget, the one every cache on the version directory
+    /// enforces, unless this process is an app extension (or the root is read-only).
+    ///
+    /// The app's budget holds: the last app process (not an extension) to open the root sets it,
+    /// exactly, `nil` included. So an extension configured with a smaller budget never evicts
+    /// the collections the app keeps within its own, and an app update that changes the budget
+    /// takes effect at its first launch. Word 4 holds 0 when nothing was recorded (a new or
+    /// purged lock file), 1 for "no budget", `n + 2` for a budget of `n` bytes.
+    ///
+    /// - Parameter again: record only if nothing is recorded (a batch after a purge).
+    /// - Returns: the budget to enforce (see ``budget(own:)``).
+    func recordBudget(_ limit: Int?, asExtension: Bool, again: Bool = false) -> Int? {
+        if !asExtension, !isReadOnly, !again || words.load(4) == 0 {
+            words.store(limit.map { UInt64($0) &+ 2 } ?? 1, at: 4)
+        }
+        return budget(own: limit)
+    }
+
+    /// The budget to enforce now: the root's recorded one (an app's), else `own`.
+    func budget(own: Int?) -> Int? {
+        switch words.load(4) {
+        case 0: return own
+        case 1: return nil
+        case let recorded: return Int(clamping: recorded - 2)
+        }
     }
 
     /// The journal's size right after its last compaction (0: not known).

@@ -74,6 +74,21 @@ struct SharedWords: @unchecked Sendable {
         #endif
     }
 
+    /// Replaces the word at `index` with `desired` if it still holds `expected`, as one atomic
+    /// step (without the C module, a type-check-only build, as two steps).
+    ///
+    /// - Returns: whether it did.
+    @inline(__always)
+    func compareExchange(_ index: Int, expected: UInt64, desired: UInt64) -> Bool {
+        #if canImport(AppCacheAtomics)
+        appcache_compare_exchange(base + index, expected, desired) != 0
+        #else
+        guard load(index) == expected else { return false }
+        store(desired, at: index)
+        return true
+        #endif
+    }
+
     /// Whether a thread can sleep until another process changes a word (Linux futexes on the
     /// mapped file); elsewhere, other means wake the watcher (Darwin notifications).
     static var canWait: Bool {
