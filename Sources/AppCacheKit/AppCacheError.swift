@@ -69,15 +69,18 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// `updateItems` was called from inside an `updateItems` of the same collection (which
         /// would undo it), or other writers kept changing the collection while it ran.
         public static let nestedUpdate = Code("nestedUpdate")
-        /// Another process (or instance) held the root's lock file for longer than
-        /// ``AppCache/Configuration/lockTimeout`` (it may be suspended or stopped). Nothing was
-        /// written; a collection waiting in memory stays there for the next flush. The error's
-        /// path names the lock file.
+        /// The disk cannot be written now: another process (or instance) held the root's lock
+        /// file for longer than ``AppCache/Configuration/lockTimeout`` (it may be suspended or
+        /// stopped), or the system is suspending this process (it said the app's background
+        /// time is up, or an extension's host went to the background), when no disk write
+        /// starts until the app is active again. Nothing was written; a collection waiting in
+        /// memory stays there for the next flush. The error's path names the lock file.
         public static let busy = Code("busy")
         /// Another app schema version opened the root and wiped this cache's version (an app
         /// update, with an extension of the old version still running). The cache no longer
-        /// writes (making the old version's directory again would mix versions) and reads miss;
-        /// reopen it with the new ``AppCache/Configuration/schemaVersion``.
+        /// writes (making the old version's directory again would mix versions), every write
+        /// throws this code, memory is emptied and reads miss; `diagnostics` hears of it once.
+        /// Reopen the cache with the new ``AppCache/Configuration/schemaVersion``.
         public static let versionRemoved = Code("versionRemoved")
     }
 
