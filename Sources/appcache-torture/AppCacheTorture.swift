@@ -13,7 +13,11 @@ import MenuModel
 ///   budget holding and no temporary file left after one write;
 /// - **two-process**: two children share one root (writes, reads, flushes, sweeps, removals,
 ///   evictions); each checks it reads the other's durable writes; one is killed and restarted
-///   and the other must go on; their exit flushes must be on disk;
+///   and the other must go on; one is stopped (`SIGSTOP`) while it holds the lock file and the
+///   other's reads must answer at once and its writes complete or fail with `busy` within the
+///   bound; their exit flushes must be on disk; then two children append 1,000 items each to
+///   one collection with `updateItems` at once, one stopped for a while holding the lock, and
+///   all 2,000 must be there;
 /// - **hostile**: symbolic links, FIFOs, a socket and a directory at every path the cache uses,
 ///   crafted journals, 3 GB sparse files, truncated archives, names of every byte value and long
 ///   Unicode; every API must return, never touch the outside sentinel, and spend no memory on a
@@ -96,7 +100,8 @@ struct AppCacheTorture {
                     try crash.run()
                 case "two-process":
                     var two = TwoProcessMode(
-                        base: base, rounds: quick ? 6 : 30, operationsPerWorker: quick ? 3000 : 20000, report: report,
+                        base: base, rounds: quick ? 6 : 30, operationsPerWorker: quick ? 3000 : 20000,
+                        sharedUpdateRounds: quick ? 1 : 5, report: report,
                         random: SeededRandom(seed: random.next()))
                     try two.run()
                 case "hostile":
@@ -161,6 +166,7 @@ struct AppCacheTorture {
                 options.events = values["--events"].map { URL(filePath: $0) }
                 options.operations = values["--operations"].flatMap { Int($0) }
                 options.schemaVersion = values["--schema-version"] ?? "1"
+                options.checksTiming = values["--check-timing"] == "yes"
                 var worker = try Worker(options: options)
                 worker.run()
             case "hostile":
@@ -174,6 +180,9 @@ struct AppCacheTorture {
                 try ExitRace.run(
                     root: root, collections: Int(values["--collections"] ?? "100") ?? 100,
                     pause: UInt32(values["--pause-microseconds"] ?? "0") ?? 0)
+            case "appender":
+                try SharedUpdates.appendAsChild(
+                    root: root, owner: values["--owner"] ?? "A", count: Int(values["--count"] ?? "1000") ?? 1000)
             case "fuzz":
                 FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
             default:

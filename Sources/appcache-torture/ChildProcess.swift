@@ -50,6 +50,16 @@ final class ChildProcess: @unchecked Sendable {
         _ = systemKill(pid, SIGKILL)
     }
 
+    /// Stops the child (`SIGSTOP`), as a debugger or the system's suspension does.
+    func stop() {
+        _ = systemKill(pid, SIGSTOP)
+    }
+
+    /// Lets a stopped child go on (`SIGCONT`).
+    func resume() {
+        _ = systemKill(pid, SIGCONT)
+    }
+
     /// Waits for the child to end, killing it after `seconds`.
     ///
     /// - Returns: whether it ended on its own in time.

@@ -130,16 +130,25 @@ struct CrashMode {
 
 /// Two workers on one root at once, as an app and its extension: writes, reads, flushes,
 /// sweeps, removals and (in budget rounds) evictions; one is killed and restarted now and then,
-/// and the other must go on. Every worker checks that the other's durable writes are what it
-/// reads next; at the end both exit normally and their exit flushes must be on disk.
+/// and the other must go on; then it is stopped (`SIGSTOP`) while it holds the lock file, and
+/// the other must go on within the lock timeout's bound, its reads never waiting. Every worker
+/// checks that the other's durable writes are what it reads next; at the end both exit
+/// normally and their exit flushes must be on disk. Last, two processes append to one
+/// collection with `updateItems` at once (``SharedUpdates``): every item of both must be there.
 struct TwoProcessMode {
     let base: URL
     let rounds: Int
     let operationsPerWorker: Int
+    /// How many times two processes append to one collection with `updateItems`.
+    let sharedUpdateRounds: Int
     let report: Report
     var random: SeededRandom
 
     mutating func run() throws {
+        var stops = 0
+        var busyDuringStops = 0
+        var longestOperation = 0
+        var longestRead = 0
         for round in 0..<rounds {
             let budget: Int? = round % 3 == 2 ? 40_000 : nil
             let root = base.appending(path: "two-\(round)", directoryHint: .isDirectory)
@@ -155,6 +164,8 @@ struct TwoProcessMode {
                     "--events", events.path(percentEncoded: false), "--operations", "\(operationsPerWorker)",
                 ]
                 if let budget { arguments += ["--budget", "\(budget)"] }
+                // The first worker is never stopped: it checks that it never waits past the bound.
+                if owner == "A" { arguments += ["--check-timing", "yes"] }
                 return try ChildProcess(arguments: arguments)
             }
             let first = try spawn("A", "B")
@@ -177,6 +188,18 @@ struct TwoProcessMode {
                 }
                 second = try spawn("B", "A")
             }
+            // Stop the second worker (SIGSTOP) while it holds the lock file, as a suspended or
+            // stopped extension would, for a few lock timeouts: the first must go on (reads at
+            // once, writes done or `busy` within the bound), and both must go on after SIGCONT.
+            usleep(UInt32(100_000 + random.next() % 200_000))
+            let lockFile = root.appending(path: "version-1/.lock").path(percentEncoded: false)
+            if second.process.isRunning, StoppedPeer.stop(second, whileHolding: lockFile, random: &random) {
+                let before = first.printed.count
+                usleep(2_500_000)
+                second.resume()
+                stops += 1
+                busyDuringStops += first.printed.dropFirst(before).filter { $0.hasPrefix("B\t") }.count
+            }
             for worker in [first, second] where !worker.wait(timeout: 180) {
                 report.violation("two-process round \(round): a worker did not finish (hang)")
             }
@@ -194,6 +217,8 @@ struct TwoProcessMode {
                     if line.hasPrefix("VIOLATION") { report.violation("two-process round \(round): \(line)") }
                     let fields = line.split(separator: "\t").map(String.init)
                     switch fields.first {
+                    case "T" where fields.count == 2: longestOperation = max(longestOperation, Int(fields[1]) ?? 0)
+                    case "Q" where fields.count == 2: longestRead = max(longestRead, Int(fields[1]) ?? 0)
                     case "D" where fields.count == 4: lastDurable[fields[2]] = (Int(fields[3]), exact)
                     case "R" where fields.count == 3: lastDurable[fields[2]] = (nil, exact)
                     case "r" where fields.count == 3: lastDurable[fields[2]] = (nil, false)
@@ -204,6 +229,12 @@ struct TwoProcessMode {
             report.episodes += 1
             verify(root: root, budget: budget, lastDurable: lastDurable, round: round)
         }
+        if stops == 0 { report.violation("two-process: the second worker was never caught holding the lock file to stop it") }
+        report.figure(
+            "two-process: \(stops) stops of a worker holding the lock file (2.5 s each, lock timeout 1 s): the other gave up with busy \(busyDuringStops) times; longest operation \(longestOperation) ms, longest read \(longestRead) ms")
+        var shared = SharedUpdates(
+            base: base, rounds: sharedUpdateRounds, itemsPerProcess: 1000, report: report, random: SeededRandom(seed: random.next()))
+        try shared.run()
     }
 
     private func progress(of worker: ChildProcess) -> Int {

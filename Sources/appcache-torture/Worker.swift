@@ -19,6 +19,10 @@ import Darwin
 ///   for a user's wipe;
 /// - `E owner key sequence`/`E owner key -`: (two-process mode) the same for the shared event
 ///   file, written there too;
+/// - `B milliseconds`: (two-process mode) an operation gave up with `busy`, after that long: the
+///   other worker was stopped holding the lock file; nothing it wrote is claimed durable;
+/// - `T milliseconds`: (two-process mode) the longest operation, and `Q milliseconds` the
+///   longest read, at the end;
 /// - `N count`: operations done so far; `VIOLATION text`: an invariant broke.
 struct Worker {
     struct Options {
@@ -39,6 +43,9 @@ struct Worker {
         var operations: Int?
         /// The app schema version to open with (another one wipes version 1).
         var schemaVersion = "1"
+        /// Two-process mode: whether to check how long operations take (not in the worker the
+        /// parent stops, whose clock runs on while it is stopped).
+        var checksTiming = false
     }
 
     let options: Options
@@ -54,6 +61,14 @@ struct Worker {
     private var seenEvents: [String: Int?] = [:]
     private var eventsRead = 0
     private let violations = Shared(0)
+    /// What the current step does, for the timing checks.
+    private var operation = ""
+    private var longestOperation: Duration = .zero
+    private var longestRead: Duration = .zero
+    /// The longest an operation may take: the lock timeout, plus room for a loaded machine.
+    static let operationBound = Duration.seconds(3)
+    /// The longest a read may take: reads never wait for the lock.
+    static let readBound = Duration.milliseconds(500)
 
     init(options: Options) throws {
         self.options = options
@@ -65,7 +80,10 @@ struct Worker {
         configuration.diskByteLimit = options.diskByteLimit
         configuration.memoryEntryLimit = options.memoryEntries
         let violations = violations
+        let sharesRoot = options.owner != nil
         configuration.diagnostics = { problem in
+            // A background write that met the stopped peer: it stays dirty, and is retried.
+            if sharesRoot, problem.code == .busy { return }
             violations.withLock { $0 += 1 }
             emit("VIOLATION diagnostics: \(problem)")
         }
@@ -74,14 +92,32 @@ struct Worker {
 
     mutating func run() {
         let limit = options.operations ?? .max
+        let clock = ContinuousClock()
         while operationCount < limit {
+            let started = clock.now
             do {
                 try step()
+            } catch let error as AppCacheError where error.code == .busy && options.owner != nil {
+                // The other worker is stopped holding the lock file: a bounded wait, nothing written.
+                emit("B\t\(Self.milliseconds(clock.now - started))")
             } catch {
                 emit("VIOLATION \(error)")
             }
+            let took = clock.now - started
+            if options.checksTiming {
+                if operation == "read" {
+                    longestRead = max(longestRead, took)
+                    if took > Self.readBound { emit("VIOLATION a read took \(Self.milliseconds(took)) ms: reads never wait for the lock") }
+                }
+                longestOperation = max(longestOperation, took)
+                if took > Self.operationBound { emit("VIOLATION \(operation) took \(Self.milliseconds(took)) ms, past the lock timeout's bound") }
+            }
             operationCount += 1
             if operationCount % 50 == 0 { emit("N\t\(operationCount)") }
+        }
+        if options.checksTiming {
+            emit("T\t\(Self.milliseconds(longestOperation))")
+            emit("Q\t\(Self.milliseconds(longestRead))")
         }
         // Exit normally with items still dirty: the exit flush must write them. (They go to
         // the parent only: the other worker must not expect them before the flush has run.)
@@ -94,6 +130,7 @@ struct Worker {
         let key = options.owner.map { "\($0)-\(options.keys[pick(options.keys.count)])" } ?? options.keys[pick(options.keys.count)]
         switch pick(100) {
         case 0..<40:
+            operation = "write"
             sequence += 1
             try cache.cacheItems(TortureItem.collection(user: user, key: key, sequence: sequence), forKey: key)
             latest[user + "\t" + key] = sequence
@@ -104,11 +141,14 @@ struct Worker {
                 dirty[user + "\t" + key] = (user, key, sequence)
             }
         case 40..<70:
+            operation = "read"
             try read(key)
         case 70..<78:
+            operation = "flush"
             try cache.flush()
             markDirtyDurable()
         case 78..<83:
+            operation = "removal"
             emit("r\t\(user)\t\(key)")
             if options.owner != nil { logEvent(key, nil, starting: true) }
             try cache.removeItems(TortureItem.self, forKey: key)
@@ -138,14 +178,18 @@ struct Worker {
                 try cache.switchUser(to: victim)
             }
         case 89..<92:
+            operation = "removeExpired"
             try cache.removeExpired()
         case 92..<95:
+            operation = "entries"
             for entry in try cache.entries() where entry.user != user {
                 emit("VIOLATION entries() listed \(entry.user ?? "shared")'s collection for \(user)")
             }
         case 95..<97:
+            operation = "diskUsage"
             _ = cache.diskUsage
         default:
+            operation = "read"
             if options.owner != nil { try checkOtherWorker() } else { _ = cache.isStale(TortureItem.self, forKey: key) }
         }
     }
@@ -223,6 +267,10 @@ struct Worker {
         configuration.memoryEntryLimit = 0
         let fresh = (try? AppCache(configuration: configuration).getCachedItems(TortureItem.self, forKey: key))?.map { $0[0].sequence }
         emit("VIOLATION coherence: \(other)'s \(key) was written as \(sequence), this process read \(items.map { "write \($0[0].sequence)" } ?? "nothing") (the disk holds \(fresh.map { "write \($0)" } ?? "nothing"))")
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private mutating func pick(_ count: Int) -> Int {
