@@ -18,7 +18,8 @@ extension AppCache {
         /// as long as they open it with the same `schemaVersion`: their writes take turns through
         /// the lock file and each reads what the others wrote. An instance that opens the root
         /// with another `schemaVersion` wipes the data of the first, as an app update does, so
-        /// an app and its extensions ship one version.
+        /// an app and its extensions ship one version. One disk budget holds per root, the
+        /// app's (see ``diskByteLimit``). See <doc:SharingWithAppExtensions>.
         public var rootDirectory: URL
 
         /// The schema version the app bundles, naming a version directory under the root.
