@@ -193,18 +193,19 @@ extension AppCache {
         // (which throws permissionDenied), rather than fail again every delay.
         guard let delay = configuration.writeBackDelay, delay > .zero, !disk.isReadOnly else { return }
         let now = DispatchTime.now()
-        let prompt = now + Self.sharedWriteBackDelay.timeInterval
+        let prompt = (now + Self.sharedWriteBackDelay.timeInterval).uptimeNanoseconds
         let due = state.withLock { $0.writeBackDue }
         if let due, due <= prompt { return }
+        // Uptime nanoseconds: `DispatchTime` is not `Sendable` in every SDK.
         let deadline = delay > Self.sharedWriteBackDelay && disk.coordinator.presence.othersArePresent()
-            ? prompt : now + delay.timeInterval
+            ? prompt : (now + delay.timeInterval).uptimeNanoseconds
         let schedule = state.withLock { state -> Bool in
             if let due = state.writeBackDue, due <= deadline { return false }
             state.writeBackDue = deadline
             return true
         }
         guard schedule else { return }
-        writeBackQueue.asyncAfter(deadline: deadline) { [weak self] in
+        writeBackQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in
             self?.performScheduledWriteBack(due: deadline)
         }
     }
@@ -214,7 +215,7 @@ extension AppCache {
     ///
     /// - Parameter due: the deadline of the timer that fired: a timer made needless by an
     ///   earlier one (brought forward by a present peer) leaves the schedule alone.
-    func performScheduledWriteBack(due: DispatchTime? = nil) {
+    func performScheduledWriteBack(due: UInt64? = nil) {
         let isCurrent = state.withLock { state -> Bool in
             guard due == nil || state.writeBackDue == due else { return false }
             state.writeBackDue = nil

@@ -55,8 +55,8 @@ public final class AppCache: Sendable {
         var types: [ObjectIdentifier: TypeInfo] = [:]
         /// The type looked up last: reads of one type in a row find it without hashing.
         var lastType: (id: ObjectIdentifier, info: TypeInfo)?
-        /// When the write-back timer fires next (`nil`: not scheduled).
-        var writeBackDue: DispatchTime?
+        /// When the write-back timer fires next, in uptime nanoseconds (`nil`: not scheduled).
+        var writeBackDue: UInt64?
         /// Set once another app schema version removed this one's directory: every write throws
         /// it from then on (see ``AppCache/noteVersionRemoved(_:)``).
         var versionRemoval: AppCacheError?
