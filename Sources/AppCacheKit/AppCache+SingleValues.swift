@@ -145,8 +145,19 @@ extension AppCache {
                 defer { state.withLock { $0.endUpdate(memoryKey) } }
                 // The archive as it is before the read: the result is written only if no one,
                 // in any process, has replaced it since.
-                let path = disk.store.layout.archivePath(for: ArchiveKey(info.cacheNamePart, user: current.user, key: key))
+                let archiveKey = ArchiveKey(info.cacheNamePart, user: current.user, key: key)
+                let path = disk.store.layout.archivePath(for: archiveKey)
                 let archive = ArchiveExpectation(identity: disk.store.facts(of: path)?.identity)
+                // The items read must be that archive's: a clean copy in memory of another file
+                // (another process replaced it, and the change count it moves at the end of
+                // its batch does not say so yet) would be changed and written over the other
+                // process's items. It leaves memory; the read takes the disk's.
+                state.withLock { state in
+                    guard let owner = state.memory.owner(of: archiveKey), let entry = state.memory.peek(owner),
+                        !entry.isDirty, entry.diskIdentity != archive.identity
+                    else { return }
+                    state.memory.remove(archiveKey)
+                }
                 let cached = try readForLoad(Model.self, key: key, switches: switches)
                 if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
                     switchesSeen += 1

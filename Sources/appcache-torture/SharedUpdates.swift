@@ -1,5 +1,10 @@
 import AppCacheKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import MenuModel
 
 /// An item two processes append to one collection.
@@ -117,6 +122,9 @@ struct SharedUpdates {
                 }
             }
             if index % 50 == 49 { emit("N\t\(index + 1)") }
+            // Paced (about 2 s in all), so that the other process is still appending when one
+            // is stopped holding the lock.
+            usleep(2000)
         }
         emit("S\t\(busy)\t\(conflicts)")
     }
