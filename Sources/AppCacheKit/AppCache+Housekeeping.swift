@@ -156,8 +156,11 @@ extension AppCache {
             let notCached = AppCacheError(
                 code: .notCached, message: "There is no cached collection to \(pinned ? "pin" : "unpin").",
                 cacheName: info.cacheName, key: key)
-            switch try disk.store.record(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion)) {
+            switch try disk.store.record(at: path, forKey: archiveKey, versions: ReadableVersions(of: Model.self)) {
             case .missing:
+                return notCached
+            case .damaged(let problem, _) where problem.code == .schemaMismatch:
+                // Of a version this build cannot read: left as it is, for a build that can.
                 return notCached
             case .damaged(let problem, _):
                 try batch.delete(at: path, key: archiveKey)

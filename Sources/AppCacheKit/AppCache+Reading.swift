@@ -166,9 +166,15 @@ extension AppCache {
         case expired
         /// Written with a codec this build does not know.
         case unknownCodec(UInt16)
+        /// The payload did not decode as the type (or, for an older version, as its upgrade's
+        /// old shape).
         case failed(any Error)
+        /// An upgrade's conversion threw.
+        case conversionFailed(any Error)
         /// The items, of the model type the read asked for.
         case items(ErasedItems)
+        /// The items, converted from an older version by the type's upgrade.
+        case upgraded(ErasedItems)
     }
 
     /// An archive a read found: its record (without the payload), what its payload decoded
@@ -180,10 +186,23 @@ extension AppCache {
     }
 
     /// The items in `payload`, unless `record` has expired or names a codec this build does
-    /// not know.
+    /// not know; those of an older version converted by the type's upgrade from it.
     private func decode<Model: CacheableModel>(_ type: Model.Type, _ payload: UnsafeRawBufferPointer, of record: ArchiveRecord) -> Decoded {
         if record.isExpired(at: configuration.now()) { return .expired }
         guard let codec = PayloadCodec(headerValue: record.codec) else { return .unknownCodec(record.codec) }
+        if record.schemaVersion != Int64(Model.schemaVersion),
+            let upgrade = Model.upgrades.first(where: { Int64($0.version) == record.schemaVersion })
+        {
+            do {
+                return .upgraded(ErasedItems(try upgrade.decodeAndConvert(codec, payload)))
+            } catch ModelUpgrade<Model>.UpgradeFailure.decoding(let error) {
+                return .failed(error)
+            } catch ModelUpgrade<Model>.UpgradeFailure.conversion(let error) {
+                return .conversionFailed(error)
+            } catch {
+                return .conversionFailed(error)
+            }
+        }
         do {
             return .items(ErasedItems(try codec.decodeItems(Model.self, fromBytes: payload)))
         } catch {
@@ -247,8 +266,9 @@ extension AppCache {
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
         let path = disk.store.layout.archivePath(for: archiveKey)
         guard readsMayReach(path) else { return nil }
+        let versions = ReadableVersions(of: Model.self)
         // The payload is decoded where it was read, in the read's own buffer.
-        let read = try disk.store.read(at: path, forKey: archiveKey, schemaVersion: Int64(Model.schemaVersion), change: disk.changeCount) {
+        let read = try disk.store.read(at: path, forKey: archiveKey, versions: versions, change: disk.changeCount) {
             record, payload in
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
         }
@@ -256,10 +276,22 @@ extension AppCache {
         let items: ErasedItems
         let identity: FileVersion
         let payloadSize: Int
+        var upgraded = false
         switch read {
         case .missing:
             return nil
         case .damaged(let problem, let identity):
+            if problem.code == .schemaMismatch, problem.isNewer(than: versions) {
+                // A newer build's (a downgraded app, or a newer one sharing the root): left
+                // for it, never decoded, never removed.
+                return nil
+            }
+            if problem.code == .schemaMismatch, problem.isPinned {
+                keepUnreadable(
+                    path, key: archiveKey, code: .schemaMismatch,
+                    message: problem.message + " It is pinned: the file stays, to be read once \(Model.self) declares an upgrade from it.")
+                return nil
+            }
             discard(path, ifStill: identity, key: archiveKey, code: problem.code, message: problem.message)
             return nil
         case .found(let found, let foundIdentity):
@@ -274,13 +306,32 @@ extension AppCache {
                     message: "The archive was written with payload codec \(number), which this build cannot read.")
                 return nil
             case .failed(let error):
-                discard(
-                    path, ifStill: identity, key: archiveKey, code: .decodingFailed,
-                    message: "The archive could not be decoded as \(Model.self).", cause: error)
+                let version = found.record.schemaVersion
+                let shape = version == versions.current
+                    ? "\(Model.self) (schema version \(version))"
+                    : "the old shape \(Model.self)'s upgrade from schema version \(version) decodes"
+                let message = "The archive does not decode as \(shape): \(DecodingProblem.describe(error)). "
+                    + (version == versions.current
+                        ? "Was the model changed without a schemaVersion bump? Bump it and declare an upgrade (ModelUpgrade), or give new properties defaults in init(from:)."
+                        : "")
+                unreadable(path, ifStill: identity, key: archiveKey, isPinned: found.record.isPinned, code: .modelMismatch, message: message, cause: error)
+                return nil
+            case .conversionFailed(let error):
+                unreadable(
+                    path, ifStill: identity, key: archiveKey, isPinned: found.record.isPinned, code: .decodingFailed,
+                    message: "\(Model.self)'s upgrade from schema version \(found.record.schemaVersion) threw: \(error).", cause: error)
                 return nil
             case .items(let decoded):
                 (record, items, payloadSize) = (found.record, decoded, found.payloadSize)
+            case .upgraded(let decoded):
+                (record, items, payloadSize) = (found.record, decoded, found.payloadSize)
+                upgraded = true
             }
+        }
+        if upgraded {
+            return storeUpgraded(
+                items.items(as: Model.self), of: record, key: key, archiveKey: archiveKey, path: path, identity: identity, context: context,
+                mutationsBeforeRead: mutationsBeforeRead)
         }
         recordUse(of: path)
         if record.decodedSize == nil {
@@ -302,6 +353,71 @@ extension AppCache {
         }
         spillInBackground(spills)
         return loaded
+    }
+
+    /// A collection an upgrade converted: kept in memory as a dirty entry in the current
+    /// version, with the original cached date, expiry, validators and pin (an upgrade is not a
+    /// refresh), so that the next write-back, flush or spill writes it over the old archive
+    /// (at once with write-through); the conversion runs once. A newer archive another writer
+    /// put there meanwhile wins (``MemoryEntry/agrees(withDisk:epoch:)``).
+    private func storeUpgraded<Model: CacheableModel>(
+        _ items: [Model], of old: ArchiveRecord, key: String?, archiveKey: ArchiveKey, path: CachePath, identity: FileVersion,
+        context: MissContext, mutationsBeforeRead: UInt64
+    ) -> LoadedCollection<Model> {
+        recordUse(of: path)
+        let loaded = LoadedCollection(
+            items: items, cachedDate: old.cachedDate, fromDisk: true, validators: old.validators, isPinned: old.isPinned,
+            expiry: old.expiry)
+        guard !disk.isReadOnly, let encoded = try? configuration.payloadCodec.encode(items) else { return loaded }
+        var record = ArchiveRecord(
+            payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
+            cachedDate: old.cachedDate, expiry: old.expiry, stalenessThreshold: typeInfo(Model.self).threshold,
+            decodedSize: encoded.decodedSize)
+        record.isPinned = old.isPinned
+        record.validators = old.validators
+        let entry = MemoryEntry(
+            archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: true, diskIdentity: identity)
+        let memoryKey = MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot)
+        let spills = state.withLock { state -> [MemoryKey]? in
+            // Another write since the read started holds newer items: they stand.
+            guard state.memory.mutations == mutationsBeforeRead else { return nil }
+            return state.memory.store(entry, for: memoryKey)
+        }
+        guard let spills else { return loaded }
+        spillInBackground(spills)
+        if configuration.writeBackDelay == .zero {
+            writeBackQueue.async { [weak self] in
+                guard let self else { return }
+                reportAll(writeDirtyEntries())
+            }
+        } else {
+            scheduleWriteBack()
+        }
+        return loaded
+    }
+
+    /// A file a read cannot decode: removed (see ``discard(_:ifStill:key:code:message:cause:)``)
+    /// unless pinned, when it stays (``keepUnreadable(_:key:code:message:)``).
+    private func unreadable(
+        _ path: CachePath, ifStill identity: FileVersion, key: ArchiveKey, isPinned: Bool, code: AppCacheError.Code, message: String,
+        cause: any Error
+    ) {
+        if isPinned {
+            keepUnreadable(
+                path, key: key, code: code,
+                message: message + " It is pinned: the file stays, to be read again once the model decodes it or declares an upgrade.",
+                cause: cause)
+        } else {
+            discard(path, ifStill: identity, key: key, code: code, message: message, cause: cause)
+        }
+    }
+
+    /// Leaves a pinned file a read cannot decode in place, and tells `diagnostics` once per
+    /// process (every read of it misses, and would say the same again).
+    private func keepUnreadable(_ path: CachePath, key: ArchiveKey, code: AppCacheError.Code, message: String, cause: (any Error)? = nil) {
+        let absolute = disk.store.layout.absolutePath(path)
+        guard ModelMismatchReports.isNews(absolute, code: code) else { return }
+        reportAll([AppCacheError(code: code, message: message, cacheName: key.cacheName, key: key.key, path: absolute, underlyingError: cause)])
     }
 
     /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,

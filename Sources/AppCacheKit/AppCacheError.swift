@@ -30,14 +30,25 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// items nested more than 512 levels deep). Nothing was written; what was cached
         /// before is untouched.
         public static let encodingFailed = Code("encodingFailed")
-        /// An archive passed its checksum but its payload could not be decoded as the requested
-        /// type. Reported to the diagnostics hook; the read is a miss and the file is removed.
+        /// An archive passed its checksum but its items could not be used: a ``ModelUpgrade``'s
+        /// conversion threw. Reported to the diagnostics hook; the read is a miss and the file
+        /// is removed, unless pinned (then it stays, reported once per process).
         public static let decodingFailed = Code("decodingFailed")
+        /// An archive of the type's current `schemaVersion` (or of an older one, as its
+        /// upgrade's old shape) passed its checksum but does not decode: the model was most
+        /// likely changed without a `schemaVersion` bump. The message names the type, and the
+        /// path and reason inside the items ("`items[3].price`: expected Double, found
+        /// String"). Reported to the diagnostics hook; the read is a miss and the file is
+        /// removed, unless pinned (then it stays, reported once per process, and is read again
+        /// once the model decodes it or declares an upgrade).
+        public static let modelMismatch = Code("modelMismatch")
         /// A file was empty, truncated, damaged or not an AppCache archive. Reported to the
         /// diagnostics hook; the read is a miss and the file is removed.
         public static let corruptArchive = Code("corruptArchive")
-        /// An archive was written for another `schemaVersion` of its model type. Reported to the
-        /// diagnostics hook; the read is a miss and the file is removed.
+        /// An archive was written for an older `schemaVersion` of its model type that the type
+        /// declares no ``ModelUpgrade`` from. Reported to the diagnostics hook; the read is a
+        /// miss and the file is removed, unless pinned (then it stays, reported once per
+        /// process). An archive of a newer version is a miss, neither reported nor removed.
         public static let schemaMismatch = Code("schemaMismatch")
         /// The operating system refused access (permissions, a read-only volume).
         public static let permissionDenied = Code("permissionDenied")

@@ -23,9 +23,21 @@ public protocol CacheableModel: Codable, Sendable {
     /// default) leaves it to the configuration.
     static var stalenessThreshold: Duration? { get }
 
-    /// The version of this type's stored form, written into each archive. Archives of another
-    /// version are never decoded: reading one is a miss, and the file is removed. Defaults to 1.
+    /// The version of this type's stored form, written into each archive. Defaults to 1.
+    ///
+    /// Bump it when a change to the stored properties makes old archives undecodable (a new
+    /// property without a default in its decoding, a renamed or retyped one), and declare an
+    /// ``upgrades`` entry for the old version to keep what people cached. An archive of an
+    /// older version with no upgrade is a miss and is removed (kept if pinned); one of a newer
+    /// version (the app was downgraded, or a newer build shares the root) is a miss and is left
+    /// for the build that can read it.
     static var schemaVersion: Int { get }
+
+    /// How to read archives written by older versions of this type. Default: none.
+    ///
+    /// See ``ModelUpgrade``. Versions not listed, and versions not older than
+    /// ``schemaVersion``, are ignored.
+    static var upgrades: [ModelUpgrade<Self>] { get }
 }
 
 extension CacheableModel {
@@ -37,4 +49,7 @@ extension CacheableModel {
 
     /// Version 1.
     public static var schemaVersion: Int { 1 }
+
+    /// None.
+    public static var upgrades: [ModelUpgrade<Self>] { [] }
 }

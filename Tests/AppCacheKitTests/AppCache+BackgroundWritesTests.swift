@@ -114,7 +114,7 @@ import Darwin
             forKey: key)
         let path = store.layout.archivePath(for: key)
         func read() throws -> Bool {
-            if case .found = try store.read(at: path, forKey: key, schemaVersion: 1, change: 7, { _, _ in () }) { return true }
+            if case .found = try store.read(at: path, forKey: key, versions: .only(1), change: 7, { _, _ in () }) { return true }
             return false
         }
         #expect(try read(), "read through the directory, which is now held open")

@@ -144,7 +144,7 @@ struct ArchiveHeaderTests {
     /// An archive written by format version 1 must stay readable by every later build.
     @Test func version1ArchiveStaysReadable() throws {
         let bytes = try Data(contentsOf: Self.version1URL)
-        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, schemaVersion: 1).get()
+        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, versions: .only(1)).get()
         #expect(header.formatVersion == 1)
         #expect(header.codec == PayloadCodec.json.headerValue)
         #expect(header.expiryMilliseconds == nil && header.thresholdMilliseconds == nil && header.decodedSize == nil)
@@ -162,7 +162,7 @@ struct ArchiveHeaderTests {
     /// either is deliberate (with a new format version) or a failing test.
     @Test func version2ArchiveIsWhatThisBuildWrites() throws {
         let bytes = try Data(contentsOf: Self.version2URL)
-        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, schemaVersion: 1).get()
+        let (header, payload) = try DiskStore.validate(bytes, for: Self.fixtureKey, versions: .only(1)).get()
         #expect(header.formatVersion == 2)
         #expect(header.codec == PayloadCodec.binary.headerValue)
         #expect(header.thresholdMilliseconds == 600_000)

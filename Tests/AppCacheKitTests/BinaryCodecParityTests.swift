@@ -358,7 +358,8 @@ struct BinaryCodecParityTests {
                 codec: PayloadCodec.binary.headerValue, schemaVersion: 1, cachedDate: Date()),
             forKey: key)
         #expect(try cache.getCachedItems(Plain.self) == nil)
-        #expect(fixture.diagnostics.codes == [.decodingFailed])
+        #expect(fixture.diagnostics.codes == [.modelMismatch])
+        #expect(fixture.diagnostics.errors.first?.message.contains("`items[0].value`: expected Int, found String") == true)
         let cause = try #require(fixture.diagnostics.errors.first?.underlyingError as? DecodingError)
         guard case .typeMismatch(_, let context) = cause else {
             Issue.record("expected a type mismatch, got \(cause)")

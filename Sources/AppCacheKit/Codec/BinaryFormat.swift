@@ -61,6 +61,27 @@ enum BinaryFormat {
     static let int128: UInt8 = 15
     static let uint128: UInt8 = 16
 
+    /// What a value of `tag` is, in Swift's words, for decoding errors.
+    static func typeName(ofTag tag: UInt8) -> String {
+        switch tag {
+        case `nil`: "nil"
+        case `false`, `true`: "Bool"
+        case int, int128: "a signed integer"
+        case uint, uint128: "an unsigned integer"
+        case double: "Double"
+        case float: "Float"
+        case string: "String"
+        case data: "Data"
+        case keyed: "a keyed container (a struct or dictionary)"
+        case unkeyed: "an unkeyed container (an array)"
+        case date: "Date"
+        case url: "URL"
+        case uuid: "UUID"
+        case decimal: "Decimal"
+        default: "an unknown tag \(tag)"
+        }
+    }
+
     /// The types the codec writes with tags of their own.
     enum SpecialType {
         case date, url, uuid, strings, data, decimal

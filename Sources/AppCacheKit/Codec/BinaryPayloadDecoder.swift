@@ -225,13 +225,13 @@ final class BinaryPayloadDecoder: Decoder {
         switch try tag(at: offset) {
         case BinaryFormat.true: return true
         case BinaryFormat.false: return false
-        default: throw Self.mismatch(Bool.self)
+        default: throw mismatch(Bool.self, at: offset)
         }
     }
 
     @inline(__always)
     func string(at offset: Int) throws -> (String, end: Int) {
-        guard try tag(at: offset) == BinaryFormat.string else { throw Self.mismatch(String.self) }
+        guard try tag(at: offset) == BinaryFormat.string else { throw mismatch(String.self, at: offset) }
         return try stringBody(at: offset + 1)
     }
 
@@ -275,14 +275,14 @@ final class BinaryPayloadDecoder: Decoder {
         // elsewhere their tag is a type mismatch, as any unexpected tag is.
         #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
         case BinaryFormat.int128, BinaryFormat.uint128:
-            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw Self.mismatch(T.self) }
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw mismatch(T.self, at: offset) }
             let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
             let value = tag == BinaryFormat.int128 ? T(exactly: Int128(bitPattern: bits)) : T(exactly: bits)
             guard let value else { throw Self.outOfRange(T.self) }
             return (value, offset + 17)
         #endif
         default:
-            throw Self.mismatch(T.self)
+            throw mismatch(T.self, at: offset)
         }
     }
 
@@ -304,12 +304,12 @@ final class BinaryPayloadDecoder: Decoder {
             return (Double(raw), end)
         #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
         case BinaryFormat.int128, BinaryFormat.uint128:
-            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw Self.mismatch(Double.self) }
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw mismatch(Double.self, at: offset) }
             let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
             return (tag == BinaryFormat.int128 ? Double(Int128(bitPattern: bits)) : Double(bits), offset + 17)
         #endif
         default:
-            throw Self.mismatch(Double.self)
+            throw mismatch(Double.self, at: offset)
         }
     }
 
@@ -333,7 +333,7 @@ final class BinaryPayloadDecoder: Decoder {
 
     func url(at offset: Int) throws -> URL {
         let tag = try tag(at: offset)
-        guard tag == BinaryFormat.url || tag == BinaryFormat.string else { throw Self.mismatch(URL.self) }
+        guard tag == BinaryFormat.url || tag == BinaryFormat.string else { throw mismatch(URL.self, at: offset) }
         let (text, _) = try stringBody(at: offset + 1)
         // `URL(string:)` is the cheapest parse of the text (a strict parse, where available,
         // costs more), and it is what `JSONDecoder` does.
@@ -353,7 +353,7 @@ final class BinaryPayloadDecoder: Decoder {
             guard let uuid = UUID(uuidString: try stringBody(at: offset + 1).0) else { throw Self.corrupted(.malformed("an invalid UUID")) }
             return uuid
         default:
-            throw Self.mismatch(UUID.self)
+            throw mismatch(UUID.self, at: offset)
         }
     }
 
@@ -374,7 +374,7 @@ final class BinaryPayloadDecoder: Decoder {
     }
 
     func data(at offset: Int) throws -> Data {
-        guard try tag(at: offset) == BinaryFormat.data else { throw Self.mismatch(Data.self) }
+        guard try tag(at: offset) == BinaryFormat.data else { throw mismatch(Data.self, at: offset) }
         return try Self.check {
             let (length, start) = try reader.length(at: offset + 1, limit: valuesEnd - offset)
             return Data(try reader.slice(at: start, length: length))
@@ -453,7 +453,7 @@ final class BinaryPayloadDecoder: Decoder {
 
     /// The body of the keyed container at `offset`: where its fields start and end.
     func keyedBody(at offset: Int) throws -> (start: Int, end: Int) {
-        guard try tag(at: offset) == BinaryFormat.keyed else { throw Self.mismatch([String: Int].self) }
+        guard try tag(at: offset) == BinaryFormat.keyed else { throw mismatch([String: Int].self, at: offset) }
         let end = try end(ofValueAt: offset)
         return (offset + 5, end)
     }
@@ -461,7 +461,7 @@ final class BinaryPayloadDecoder: Decoder {
     /// The body of the unkeyed container at `offset`: where its elements start and end, and
     /// how many there are (checked: each element takes at least a byte).
     func unkeyedBody(at offset: Int) throws -> (start: Int, end: Int, count: Int) {
-        guard try tag(at: offset) == BinaryFormat.unkeyed else { throw Self.mismatch([Int].self) }
+        guard try tag(at: offset) == BinaryFormat.unkeyed else { throw mismatch([Int].self, at: offset) }
         let end = try end(ofValueAt: offset)
         let count = Int(try Self.check { try reader.fixed(UInt32.self, at: offset + 5) })
         guard count <= end - offset - 9 else { throw Self.corrupted(.malformed("\(count) elements in \(end - offset - 9) bytes")) }
@@ -534,8 +534,12 @@ final class BinaryPayloadDecoder: Decoder {
         .dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: failure.description))
     }
 
-    static func mismatch(_ type: Any.Type) -> DecodingError {
-        .typeMismatch(type, DecodingError.Context(codingPath: [], debugDescription: "The stored value is not a \(type)."))
+    /// The error for a value at `offset` that is not a `type`, naming what is stored there
+    /// ("expected Double, found String"): what a developer needs to see which model change
+    /// broke decoding.
+    func mismatch(_ type: Any.Type, at offset: Int) -> DecodingError {
+        let found = (try? tag(at: offset)).map(BinaryFormat.typeName(ofTag:)) ?? "nothing"
+        return .typeMismatch(type, DecodingError.Context(codingPath: [], debugDescription: "expected \(type), found \(found)"))
     }
 
     static func outOfRange(_ type: Any.Type) -> DecodingError {

@@ -150,7 +150,7 @@ public struct CacheRootListing: Sendable {
             let header = summary.header
             var verified: Bool?
             if verifyChecksums {
-                let read = try? file.store.record(at: file.path, forKey: summary.archiveKey, schemaVersion: header.schemaVersion)
+                let read = try? file.store.record(at: file.path, forKey: summary.archiveKey, versions: .only(header.schemaVersion))
                 if case .found = read { verified = true } else { verified = false }
             }
             archives.append(Archive(

@@ -106,12 +106,12 @@ struct DiskStore: Sendable {
 
     /// The stored collection for `key` at `path`, its payload copied into the record.
     ///
-    /// - Parameter change: as for ``read(at:forKey:schemaVersion:change:_:)``.
+    /// - Parameter change: as for ``read(at:forKey:versions:change:_:)``.
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
     func record(
-        at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil
+        at path: CachePath, forKey key: ArchiveKey, versions: ReadableVersions, change: UInt64? = nil
     ) throws(AppCacheError) -> Read<ArchiveRecord> {
-        try read(at: path, forKey: key, schemaVersion: schemaVersion, change: change) { record, payload in
+        try read(at: path, forKey: key, versions: versions, change: change) { record, payload in
             var whole = record
             whole.payload = Data(payload)
             return whole
@@ -125,14 +125,14 @@ struct DiskStore: Sendable {
     /// A small archive (up to ``singleReadLimit``) is read whole in one system call into a
     /// buffer that lives for the call; a larger one header first, checked (names within their
     /// cap, the payload length equal to what the file holds) before anything is allocated for
-    /// its payload. `use` is called only for an archive of `key` in `schemaVersion` whose
+    /// its payload. `use` is called only for an archive of `key` in one of `versions` whose
     /// payload passed its checksum.
     ///
     /// - Parameter change: the disk's change count the read started at, if known: the user
     ///   directory may then be one held open (see ``DirectoryCache``).
     /// - Throws: `permissionDenied` or `ioFailure` when the file exists but cannot be read.
     func read<Found>(
-        at path: CachePath, forKey key: ArchiveKey, schemaVersion: Int64, change: UInt64? = nil,
+        at path: CachePath, forKey key: ArchiveKey, versions: ReadableVersions, change: UInt64? = nil,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(AppCacheError) -> Read<Found> {
         do throws(SystemError) {
@@ -144,7 +144,7 @@ struct DiskStore: Sendable {
                     return .damaged(Problem(code: .corruptArchive, message: "The archive path holds \(what)."), identity: nil)
                 case .file(let file):
                     guard file.size <= Self.singleReadLimit else {
-                        return try Self.readLarge(file, forKey: key, schemaVersion: schemaVersion, use)
+                        return try Self.readLarge(file, forKey: key, versions: versions, use)
                     }
                     // A small archive in one read; header, checks and payload all from its bytes.
                     let facts = file.facts
@@ -157,7 +157,7 @@ struct DiskStore: Sendable {
                             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
                         }
                         let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
-                        if let problem = Self.check(header, for: key, schemaVersion: schemaVersion, payloadLength: payload.count) {
+                        if let problem = Self.check(header, for: key, versions: versions, payloadLength: payload.count) {
                             return .damaged(problem, identity: facts.identity)
                         }
                         return Self.verified(header, payload: payload, of: facts, use)
@@ -171,12 +171,12 @@ struct DiskStore: Sendable {
         }
     }
 
-    /// ``read(at:forKey:schemaVersion:change:_:)`` of an archive too large to read whole at
+    /// ``read(at:forKey:versions:change:_:)`` of an archive too large to read whole at
     /// once: its header first, checked before anything is allocated for its payload; a payload
     /// over ``streamingCheckThreshold`` checked against its checksum in chunks before it is
     /// read.
     private static func readLarge<Found>(
-        _ file: FileSystem.ReadableFile, forKey key: ArchiveKey, schemaVersion: Int64,
+        _ file: FileSystem.ReadableFile, forKey key: ArchiveKey, versions: ReadableVersions,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(SystemError) -> Read<Found> {
         let header: ArchiveHeader
@@ -189,7 +189,7 @@ struct DiskStore: Sendable {
         let payloadLength = file.size - headerLength
         // Nothing is allocated for a payload the header does not promise: a huge file behind a
         // valid header costs no memory.
-        if let problem = check(header, for: key, schemaVersion: schemaVersion, payloadLength: payloadLength) {
+        if let problem = check(header, for: key, versions: versions, payloadLength: payloadLength) {
             return .damaged(problem, identity: file.identity)
         }
         if payloadLength > streamingCheckThreshold {
@@ -217,7 +217,7 @@ struct DiskStore: Sendable {
         return payload.withUnsafeBytes { bytes in verified(header, payload: bytes, of: facts, use) }
     }
 
-    /// What `use` makes of an archive whose header passed ``check(_:for:schemaVersion:payloadLength:)``,
+    /// What `use` makes of an archive whose header passed ``check(_:for:versions:payloadLength:)``,
     /// when its payload passes its checksum; damaged otherwise.
     private static func verified<Found>(
         _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileFacts,
@@ -481,6 +481,15 @@ struct DiskStore: Sendable {
     struct Problem: Error {
         var code: AppCacheError.Code
         var message: String
+        /// For `schemaMismatch`: the version the archive holds, and whether it is pinned.
+        var foundVersion: Int64? = nil
+        var isPinned = false
+
+        /// Whether the archive is of a version newer than the reader's: left for a build that
+        /// reads it.
+        func isNewer(than versions: ReadableVersions) -> Bool {
+            foundVersion.map { $0 > versions.current } ?? false
+        }
     }
 
     /// Archives up to this size are read in one system call, header and payload together.
@@ -503,14 +512,18 @@ struct DiskStore: Sendable {
     /// Whether a header is the collection asked for, in the schema version asked for, and
     /// promises the `payloadLength` bytes the file holds after it: checked before anything is
     /// read or allocated for the payload.
-    static func check(_ header: ArchiveHeader, for key: ArchiveKey, schemaVersion: Int64, payloadLength: Int) -> Problem? {
+    static func check(_ header: ArchiveHeader, for key: ArchiveKey, versions: ReadableVersions, payloadLength: Int) -> Problem? {
         guard header.user == key.user, header.cacheName == key.cacheName, header.key == key.key else {
             return Problem(code: .corruptArchive, message: "The archive belongs to another collection.")
         }
-        guard header.schemaVersion == schemaVersion else {
+        guard versions.reads(header.schemaVersion) else {
+            let newer = header.schemaVersion > versions.current
             return Problem(
                 code: .schemaMismatch,
-                message: "The archive holds schema version \(header.schemaVersion) of its type, not \(schemaVersion).")
+                message: newer
+                    ? "The archive holds schema version \(header.schemaVersion) of its type, newer than this build's \(versions.current)."
+                    : "The archive holds schema version \(header.schemaVersion) of its type, not \(versions.current), and the type declares no upgrade from it.",
+                foundVersion: header.schemaVersion, isPinned: header.isPinned)
         }
         guard header.payloadLength == UInt64(payloadLength) else {
             let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: payloadLength)
@@ -522,14 +535,14 @@ struct DiskStore: Sendable {
     /// Checks an archive's bytes, all in memory, against the collection asked for, returning
     /// its header and payload. For tests and the inspector's verification.
     static func validate(
-        _ bytes: Data, for key: ArchiveKey, schemaVersion: Int64
+        _ bytes: Data, for key: ArchiveKey, versions: ReadableVersions
     ) -> Result<(ArchiveHeader, Data), Problem> {
         let parsed: (header: ArchiveHeader, length: Int)
         switch bytes.withUnsafeBytes({ buffer in Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(buffer) } }) {
         case .success(let value): parsed = value
         case .failure(let defect): return .failure(Problem(code: .corruptArchive, message: "Unreadable archive: \(defect)."))
         }
-        if let problem = check(parsed.header, for: key, schemaVersion: schemaVersion, payloadLength: bytes.count - parsed.length) {
+        if let problem = check(parsed.header, for: key, versions: versions, payloadLength: bytes.count - parsed.length) {
             return .failure(problem)
         }
         let payload = bytes.subdata(in: (bytes.startIndex + parsed.length)..<bytes.endIndex)
