@@ -412,12 +412,25 @@ extension AppCache {
         }
     }
 
-    /// Leaves a pinned file a read cannot decode in place, and tells `diagnostics` once per
-    /// process (every read of it misses, and would say the same again).
+    /// Leaves a pinned file a read cannot decode in place, tells `diagnostics` once per
+    /// process (every read of it misses, and would say the same again) and records why for the
+    /// inspector (``ModelMismatchLog``), on the write-back thread.
     private func keepUnreadable(_ path: CachePath, key: ArchiveKey, code: AppCacheError.Code, message: String, cause: (any Error)? = nil) {
         let absolute = disk.store.layout.absolutePath(path)
         guard ModelMismatchReports.isNews(absolute, code: code) else { return }
         reportAll([AppCacheError(code: code, message: message, cacheName: key.cacheName, key: key.key, path: absolute, underlyingError: cause)])
+        guard !disk.isReadOnly, let summary = disk.store.summary(at: path, forKey: key) else { return }
+        let entry = ModelMismatchLog.Entry(
+            archive: path, size: summary.size, cachedMilliseconds: ModelMismatchLog.milliseconds(summary.cachedDate),
+            reason: "\(code): \(message)")
+        writeBackQueue.async { [weak self] in
+            guard let self else { return }
+            do {
+                try withDiskWrites { batch in try batch.recordModelMismatch(entry) }
+            } catch {
+                reportAll([error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)])
+            }
+        }
     }
 
     /// Removes a file a read found untrustworthy, unless another writer replaced it meanwhile,

@@ -4,9 +4,10 @@ import Foundation
 /// `appcache-inspect ROOT [--json] [--verify] [--threshold SECONDS]`
 ///
 /// Prints what an AppCache root holds: its version directories, its users and, for each
-/// archive, its cache name, key, size, age, staleness (against the threshold it was written
-/// with, recorded in its header, unless `--threshold` says otherwise), expiry, pin and,
-/// with `--verify`, whether its checksums hold. Read-only: it never changes the cache.
+/// archive, its cache name, key, model schema version, size, age, staleness (against the
+/// threshold it was written with, recorded in its header, unless `--threshold` says otherwise),
+/// expiry, pin and, with `--verify`, whether its checksums hold and, for archives the app kept
+/// but could not decode as its model, why. Read-only: it never changes the cache.
 @main
 struct AppCacheInspect {
     static let usage = """
@@ -14,7 +15,8 @@ struct AppCacheInspect {
 
           ROOT                  a cache root directory (AppCache.Configuration.rootDirectory)
           --json                print JSON instead of a table
-          --verify              read every payload and check its length and checksum
+          --verify              read every payload and check its length and checksum; show
+                                why the app could not decode an archive it kept
           --threshold SECONDS   the age past which an archive counts as stale (default: the
                                 threshold each archive was written with; 3600 when none)
         """
@@ -72,7 +74,7 @@ struct AppCacheInspect {
         } else {
             printTable(listing, root: root, now: now, threshold: options.threshold, verified: options.verify)
         }
-        if listing.archives.contains(where: { $0.checksumVerified == false }) || !listing.unreadable.isEmpty {
+        if listing.archives.contains(where: { $0.checksumVerified == false || $0.modelProblem != nil }) || !listing.unreadable.isEmpty {
             exit(3)
         }
     }
@@ -92,7 +94,7 @@ struct AppCacheInspect {
         print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(threshold.map(describe) ?? "each one's own threshold")")
         guard !listing.archives.isEmpty || !listing.unreadable.isEmpty else { return }
         print("")
-        var rows = [["VERSION", "USER", "CACHE", "KEY", "BYTES", "AGE", "THRESHOLD", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
+        var rows = [["VERSION", "USER", "CACHE", "KEY", "MODEL", "BYTES", "AGE", "THRESHOLD", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
         for archive in listing.archives {
             let age = now.timeIntervalSince(archive.cachedDate)
             let expires: String
@@ -104,7 +106,7 @@ struct AppCacheInspect {
             }
             var row = [
                 display(archive.schemaVersion), archive.user.map(display) ?? "(shared)", display(archive.cacheName),
-                archive.key.map(display) ?? "(default)", "\(archive.bytes)", describe(age),
+                archive.key.map(display) ?? "(default)", "v\(archive.modelSchemaVersion)", "\(archive.bytes)", describe(age),
                 describe(Self.threshold(of: archive, override: threshold)),
                 abs(age) > Self.threshold(of: archive, override: threshold) ? "yes" : "no", expires, archive.isPinned ? "yes" : "no",
             ]
@@ -114,10 +116,13 @@ struct AppCacheInspect {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let cells = row.enumerated().map { column, cell in
-                column == 4 ? String(repeating: " ", count: widths[column] - cell.count) + cell
+                column == 5 ? String(repeating: " ", count: widths[column] - cell.count) + cell
                     : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }
             print(cells.joined(separator: "  ").trimmingTrailingSpaces())
+        }
+        for archive in listing.archives {
+            if let problem = archive.modelProblem { print("UNDECODABLE \(archive.path): \(problem)") }
         }
         for file in listing.unreadable {
             print("UNREADABLE  \(file.path): \(file.reason)")
@@ -166,6 +171,8 @@ struct AppCacheInspect {
             var pinned: Bool
             var modelSchemaVersion: Int
             var checksumVerified: Bool?
+            /// With `--verify`: why the app could not decode it as its model, as it recorded.
+            var modelProblem: String?
             var path: String
         }
 
@@ -199,7 +206,7 @@ struct AppCacheInspect {
                     expiry: archive.expiry.map { dates.string(from: $0) },
                     expired: !archive.isPinned && archive.expiry.map { $0 <= now } == true, pinned: archive.isPinned,
                     modelSchemaVersion: archive.modelSchemaVersion, checksumVerified: archive.checksumVerified,
-                    path: archive.path)
+                    modelProblem: archive.modelProblem, path: archive.path)
             },
             unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) })
         let encoder = JSONEncoder()

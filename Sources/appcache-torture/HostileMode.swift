@@ -16,7 +16,8 @@ struct HostileMode {
         "symlink-archive", "symlink-user-directory", "symlink-journal", "symlink-lock", "symlink-version", "symlink-temporary",
         "fifo-archive", "fifo-journal", "fifo-lock", "fifo-temporary", "socket-archive", "directory-archive",
         "journal-escape", "journal-overflow", "journal-garbage", "journal-long-line", "huge-archive", "huge-journal",
-        "huge-intact-archive", "truncated-archives", "awkward-names", "growth",
+        "huge-intact-archive", "truncated-archives", "awkward-names", "growth", "symlink-records", "fifo-records",
+        "huge-records", "garbage-records",
     ]
 
     let base: URL
@@ -106,6 +107,17 @@ struct HostileScenario {
             try Data((0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }).write(to: URL(filePath: versionPath + "/.index"))
         case "journal-long-line":
             try Data(repeating: UInt8(ascii: "S"), count: 10 << 20).write(to: URL(filePath: versionPath + "/.index"))
+        case "symlink-records":
+            // The small record files beside the journal: the signed-in user, the model mismatches.
+            for name in [".signed-in", ".model-mismatches"] { try replace(versionPath + "/" + name) { try link($0, to: sentinel) } }
+        case "fifo-records":
+            for name in [".signed-in", ".model-mismatches"] { try replace(versionPath + "/" + name) { try fifo($0) } }
+        case "huge-records":
+            for name in [".signed-in", ".model-mismatches"] { try sparse(versionPath + "/" + name, size: 3 << 30) }
+        case "garbage-records":
+            try Data("u\0../../sentinel".utf8).write(to: URL(filePath: versionPath + "/.signed-in"))
+            try Data("../../\(outside.lastPathComponent)/sentinel\t1\t2\tx\n/\(sentinel)\t-1\t2\tx\nuser-u0/../x\t9\t9\tx\n\0\t\t\t\n".utf8)
+                .write(to: URL(filePath: versionPath + "/.model-mismatches"))
         case "huge-archive": try sparse(archive, size: 3 << 30)
         case "huge-journal": try sparse(versionPath + "/.index", size: 3 << 30)
         case "huge-intact-archive":

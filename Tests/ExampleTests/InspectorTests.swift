@@ -1,4 +1,5 @@
 import AppCacheKit
+import AppCacheTestSupport
 import Foundation
 import MenuModel
 import Testing
@@ -86,6 +87,44 @@ struct InspectorTests {
         #expect(rows.contains { $0.contains("menu-0") && $0.contains("pinned") && $0.contains("yes") })
         // Inspecting did not remove the damaged file, as a cache read would.
         #expect(FileManager.default.fileExists(atPath: damaged))
+    }
+
+    /// A menu item whose `name` became a number without a schema version bump.
+    struct ChangedMenuItem: CacheableModel {
+        var itemId: String
+        var name: Int
+        static var cacheName: String { "MenuItems" }
+    }
+
+    @Test func verifyShowsThePinnedArchiveTheAppCouldNotDecode() async throws {
+        let scratch = try ExampleTests.Scratch()
+        var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: "ann")
+        configuration.writeBackDelay = .zero
+        configuration.flushesAtExit = false
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 3), forKey: "saved")
+        try cache.pin(MenuItem.self, forKey: "saved")
+        // The updated app reads it as the changed model: a miss, the pinned file kept, the
+        // reason recorded for the inspector on the cache's own thread.
+        #expect(try cache.getCachedItems(ChangedMenuItem.self, forKey: "saved") == nil)
+        let log = scratch.cacheRoot + "/version-1/.model-mismatches"
+        #expect(await eventually { FileManager.default.fileExists(atPath: log) })
+
+        let result = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        #expect(result.status == 3, "an undecodable archive is reported in the exit status")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("VERSION  USER  CACHE      KEY    MODEL") })
+        #expect(lines.contains { $0.hasPrefix("1  ") && $0.contains("saved") && $0.contains("v1") && $0.hasSuffix("ok") })
+        let undecodable = try #require(lines.first { $0.hasPrefix("UNDECODABLE") })
+        #expect(undecodable.contains("MenuItems+saved.archive"))
+        #expect(undecodable.contains("modelMismatch"))
+        #expect(undecodable.contains("`items[0].name`: expected Int, found String"))
+
+        // Rewritten (the app decodes it again and writes): the old record no longer matches.
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1), forKey: "saved")
+        let after = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
+        #expect(after.status == 0)
+        #expect(!after.standardOutput.contains("UNDECODABLE"))
     }
 
     @Test func neverWipesOtherVersions() async throws {

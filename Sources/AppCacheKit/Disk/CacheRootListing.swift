@@ -37,6 +37,11 @@ public struct CacheRootListing: Sendable {
         /// With `verifyChecksums`, whether the payload's length and checksum match the header;
         /// `nil` when not verified.
         public var checksumVerified: Bool?
+        /// With `verifyChecksums`, why the app could not decode this archive as its model, as
+        /// the app recorded it (a pinned archive it kept: ``AppCacheError/Code/modelMismatch``
+        /// with the path inside the items, or a version it declares no upgrade from); `nil`
+        /// when the app recorded nothing for this very file, or when not verified.
+        public var modelProblem: String?
         /// Where the file is.
         public var path: String
     }
@@ -136,6 +141,7 @@ public struct CacheRootListing: Sendable {
         }
 
         var archives: [Archive] = []
+        var mismatchLogs: [String: [ModelMismatchLog.Entry]] = [:]
         for (index, file) in files.enumerated() {
             defer { progress?(index + 1, files.count) }
             let fullPath = file.store.fileSystem.displayPath(file.path)
@@ -149,15 +155,22 @@ public struct CacheRootListing: Sendable {
             }
             let header = summary.header
             var verified: Bool?
+            var modelProblem: String?
             if verifyChecksums {
                 let read = try? file.store.record(at: file.path, forKey: summary.archiveKey, versions: .only(header.schemaVersion))
                 if case .found = read { verified = true } else { verified = false }
+                let mismatches = mismatchLogs[file.version] ?? ModelMismatchLog.read(from: file.store)
+                mismatchLogs[file.version] = mismatches
+                modelProblem = mismatches.last {
+                    $0.archive == file.path && $0.size == summary.size
+                        && $0.cachedMilliseconds == ModelMismatchLog.milliseconds(summary.cachedDate)
+                }?.reason
             }
             archives.append(Archive(
                 schemaVersion: file.version, user: header.user, cacheName: header.cacheName, key: header.key,
                 bytes: summary.size, cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 stalenessThreshold: header.stalenessThreshold, modelSchemaVersion: Int(clamping: header.schemaVersion),
-                checksumVerified: verified, path: fullPath))
+                checksumVerified: verified, modelProblem: modelProblem, path: fullPath))
         }
         var users: [String?] = []
         for archive in archives where !users.contains(archive.user) {

@@ -302,7 +302,23 @@ final class DiskWriter: Sendable {
         /// Records `user` as the one the app signed in (``SignedInUserRecord``), for the
         /// extensions that follow it.
         mutating func recordSignedInUser(_ user: String?) throws(AppCacheError) {
-            let path = SignedInUserRecord.path
+            try writeRecordFile(
+                SignedInUserRecord.encode(user), at: SignedInUserRecord.path,
+                failure: "The signed-in user could not be recorded for the app's extensions.")
+        }
+
+        /// Records that the archive at `entry.archive` does not decode (``ModelMismatchLog``),
+        /// for the inspector.
+        mutating func recordModelMismatch(_ entry: ModelMismatchLog.Entry) throws(AppCacheError) {
+            let entries = ModelMismatchLog.adding(entry, to: ModelMismatchLog.read(from: store))
+            try writeRecordFile(
+                ModelMismatchLog.encode(entries), at: ModelMismatchLog.path,
+                failure: "The model mismatch could not be recorded for the inspector.")
+        }
+
+        /// Replaces a small file of the version directory (not an archive) with `bytes`,
+        /// atomically; every watching process is told the disk changed.
+        private mutating func writeRecordFile(_ bytes: Data, at path: CachePath, failure: String) throws(AppCacheError) {
             // Its temporary file sits in the version directory, as a journal rewrite's does,
             // and is announced the same way: a crash before the rename leaves nothing behind
             // that the next batch does not remove.
@@ -311,12 +327,9 @@ final class DiskWriter: Sendable {
             defer { ledger.record(.temporaryGone(name: temporaryName)) }
             do throws(SystemError) {
                 _ = try store.fileSystem.writeAtomically(
-                    header: [], payload: SignedInUserRecord.encode(user), to: path, temporaryName: temporaryName,
-                    modificationDate: Date())
+                    header: [], payload: bytes, to: path, temporaryName: temporaryName, modificationDate: Date())
             } catch {
-                throw AppCacheError(
-                    code: error.code, message: "The signed-in user could not be recorded for the app's extensions.",
-                    path: error.path, underlyingError: error)
+                throw AppCacheError(code: error.code, message: failure, path: error.path, underlyingError: error)
             }
             // No archive changed, but every watching process must look.
             ledger.changedDisk = true

@@ -7,16 +7,21 @@ enum DecodingProblem {
         guard let error = error as? DecodingError else { return "\(error)" }
         switch error {
         case .typeMismatch(_, let context):
-            return "`\(path(context.codingPath))`: \(context.debugDescription)"
+            return "`\(path(context.codingPath))`: \(sentence(context.debugDescription))"
         case .valueNotFound(let type, let context):
             return "`\(path(context.codingPath))`: no value where a \(type) is required"
         case .keyNotFound(let key, let context):
             return "`\(path(context.codingPath + [key]))`: missing (a property added without a default in decoding?)"
         case .dataCorrupted(let context):
-            return "`\(path(context.codingPath))`: \(context.debugDescription)"
+            return "`\(path(context.codingPath))`: \(sentence(context.debugDescription))"
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// A decoder's description without its closing period, to go inside a sentence.
+    private static func sentence(_ text: String) -> String {
+        text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 
     /// `items[3].price` for the coding path `[3, "price"]` of a collection's items.
