@@ -174,10 +174,15 @@ struct ExampleTests {
         let result = try await ExampleProgram(name: "schema-bump").run(["--root", scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
-        #expect(lines.contains("  on disk: version-1.0/user-alice/MenuItems.archive, version-1.0/user-bob/MenuItems.archive"))
-        #expect(lines.contains("alice under 2.0: no cached items (the 1.0 data was wiped)"))
+        // Model upgrades: both older versions read under version 3 and written back.
+        #expect(lines.contains("  on disk: version-1/user-alice/Dishes+dinner.archive (model v2), version-1/user-alice/Dishes+lunch.archive (model v1)"))
+        #expect(lines.contains { $0.hasPrefix("  lunch under release 3: Laksa 1250¢, Roti 400¢ (cached ") })
+        #expect(lines.contains { $0.hasPrefix("  dinner under release 3: Rendang 1650¢ (cached ") })
+        #expect(lines.contains("  on disk: version-1/user-alice/Dishes+dinner.archive (model v3), version-1/user-alice/Dishes+lunch.archive (model v3)"))
+        // A cache-wide schema version: wiped.
+        #expect(lines.contains("alice under 2: no cached dishes (the schema 1 data was wiped)"))
         #expect(lines.contains("  on disk: (nothing)"))
-        #expect(lines.last == "  on disk: version-2.0/user-alice/MenuItems.archive")
+        #expect(lines.last == "  on disk: version-2/user-alice/MenuItems.archive (model v1)")
     }
 
     @Test func spillToDiskShowsSpillsWithOriginalDatesAndReadsBack() async throws {
