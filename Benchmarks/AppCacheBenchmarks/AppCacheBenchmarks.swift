@@ -6,11 +6,11 @@ import Foundation
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
 /// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk,
-/// cross-process.
+/// cross-process, upgrade.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade",
     ]
 
     static func main() throws {
@@ -92,6 +92,7 @@ struct AppCacheBenchmarks {
             case "concurrency": try scenarios.concurrency()
             case "slow-disk": try scenarios.slowDisk()
             case "cross-process": try scenarios.crossProcess()
+            case "upgrade": try scenarios.upgrade()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or

@@ -6,6 +6,18 @@
 /// version:
 ///
 /// ```swift
+/// // The stored properties of versions 1 and 2, kept in the app for their upgrades.
+/// struct MenuItemV1: Decodable, Sendable {
+///     var id: String
+///     var name: String
+///     var price: Double
+/// }
+/// struct MenuItemV2: Decodable, Sendable {
+///     var itemId: String
+///     var name: String
+///     var price: Decimal
+/// }
+///
 /// struct MenuItem: CacheableModel {
 ///     var itemId: String
 ///     var name: String
