@@ -397,7 +397,7 @@ extension AppCache {
     }
 
     /// A file a read cannot decode: removed (see ``discard(_:ifStill:key:code:message:cause:)``)
-    /// unless pinned, when it stays (``keepUnreadable(_:key:code:message:)``).
+    /// unless pinned or the cache is read-only, when it stays (``keepUnreadable(_:key:code:message:cause:)``).
     private func unreadable(
         _ path: CachePath, ifStill identity: FileVersion, key: ArchiveKey, isPinned: Bool, code: AppCacheError.Code, message: String,
         cause: any Error
@@ -407,6 +407,9 @@ extension AppCache {
                 path, key: key, code: code,
                 message: message + " It is pinned: the file stays, to be read again once the model decodes it or declares an upgrade.",
                 cause: cause)
+        } else if disk.isReadOnly {
+            // It stays too: every read would say the same again.
+            keepUnreadable(path, key: key, code: code, message: message + " The cache is read-only: the file stays.", cause: cause)
         } else {
             discard(path, ifStill: identity, key: key, code: code, message: message, cause: cause)
         }

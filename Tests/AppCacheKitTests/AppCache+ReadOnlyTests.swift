@@ -31,6 +31,21 @@ struct AppCacheReadOnlyTests {
         #expect(fixture.diagnostics.errors.first?.message.contains("read-only") == true)
     }
 
+    /// An archive a read-only cache cannot decode stays (it cannot be removed) and is reported
+    /// once, not on every read.
+    @Test func anUndecodableArchiveIsReportedOnce() throws {
+        struct ChangedMenuItem: CacheableModel {
+            var name: Int
+            static var cacheName: String { "MenuItems" }
+        }
+        let fixture = try Fixture()
+        let cache = try readOnlyCache(fixture, menu: MenuItem.sampleMenu(count: 2))
+        for _ in 0..<3 { #expect(try cache.getCachedItems(ChangedMenuItem.self, forKey: "lunch") == nil) }
+        #expect(fixture.diagnostics.codes == [.permissionDenied, .modelMismatch])
+        #expect(fixture.diagnostics.errors.last?.message.contains("read-only") == true)
+        #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "lunch")?.count == 2, "the file stays")
+    }
+
     @Test func writesAndRemovalsThrowPermissionDeniedWithThePath() throws {
         let fixture = try Fixture()
         let menu = MenuItem.sampleMenu(count: 4)
