@@ -110,3 +110,35 @@ extension AppCache {
         }
     }
 }
+
+extension AppCache {
+    /// Tells the cache the app became active, where it cannot observe that itself (Linux, a
+    /// process with its own lifecycle, tests); on Apple platforms it follows
+    /// `UIApplication.didBecomeActiveNotification` and the extension host's return on its own.
+    ///
+    /// Disk writes may start again after the system ended a background activity, dirty
+    /// collections are written as usual, and every observer looks at the disk again (changes of
+    /// other processes while this one was suspended were not signalled to it).
+    ///
+    /// Thread safety: any thread; returns at once.
+    public func applicationDidBecomeActive() {
+        didResume()
+    }
+
+    /// Tells the cache the app went to the background, where it cannot observe that itself: it
+    /// writes every dirty collection on its write-back thread (inside a background activity on
+    /// Apple platforms), so that a suspension or termination that follows loses nothing.
+    ///
+    /// Thread safety: any thread; returns at once.
+    public func applicationDidEnterBackground() {
+        flushBeforeSuspension(thenClose: false)
+    }
+
+    /// Tells the cache the network is available again: loads waiting to retry a fetch that
+    /// failed for want of a network (see ``RetryPolicy``) try again at once.
+    ///
+    /// Thread safety: any thread; returns at once.
+    public func networkDidBecomeAvailable() {
+        network.signal()
+    }
+}

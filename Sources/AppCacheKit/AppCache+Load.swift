@@ -45,17 +45,25 @@ extension AppCache {
     /// never blocks it on file I/O. Ending the consuming task ends the stream; a fetch that no
     /// stream waits for any more is cancelled, and a cancelled fetch stores nothing.
     ///
+    /// A failed fetch is tried again as `retry` says (by default three attempts, exponential
+    /// backoff with full jitter; see ``RetryPolicy``), inside the one flight every waiting load
+    /// shares; one that failed for want of a network waits for ``networkDidBecomeAvailable()``
+    /// instead of counting the attempt. The cached items, yielded first, stay what the screen
+    /// shows meanwhile; the last error is the fallback's ``LoadedItems/refreshError``.
+    ///
     /// - Parameters:
     ///   - type: the model type.
     ///   - key: which collection of the type; `nil` for its default collection.
     ///   - policy: when to fetch.
+    ///   - retry: how a failed fetch is tried again; ``RetryPolicy/none`` for one attempt.
     ///   - fetch: brings the current items, given the stored validators. Runs on a task of its
-    ///     own, once per flight.
+    ///     own, once per flight (and again per retry).
     /// - Returns: a stream of one or two answers.
     public func load<Model: CacheableModel>(
         _ type: Model.Type,
         forKey key: String? = nil,
         policy: LoadPolicy = .staleWhileRevalidate,
+        retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
         // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
@@ -75,7 +83,7 @@ extension AppCache {
         let task = Task.detached { [self] in
             do {
                 try await runLoad(
-                    Model.self, key: key, policy: policy, session: session, switches: switches, fetch: fetch,
+                    Model.self, key: key, policy: policy, retry: retry, session: session, switches: switches, fetch: fetch,
                     yield: { continuation.yield($0) })
                 continuation.finish()
             } catch {
@@ -98,7 +106,7 @@ extension AppCache {
 
     /// The steps of a load, on the load's own task.
     func runLoad<Model: CacheableModel>(
-        _ type: Model.Type, key: String?, policy: LoadPolicy, session: CacheSession, switches: UInt64,
+        _ type: Model.Type, key: String?, policy: LoadPolicy, retry: RetryPolicy = .none, session: CacheSession, switches: UInt64,
         fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>,
         yield: (LoadedItems<Model>) -> Void
     ) async throws {
@@ -123,7 +131,8 @@ extension AppCache {
         let outcome = await flights.join(
             FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
         ) { [self] in
-            await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, fetch: fetch)
+            await performFetch(
+                Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry, fetch: fetch)
         }
         switch outcome {
         case .items(let items, let cachedDate):
@@ -175,16 +184,31 @@ extension AppCache {
             validators: found.validators, isPinned: found.isPinned, expiry: found.expiry)
     }
 
-    /// Runs `fetch` once for a flight and stores what it brings for `session`'s user.
+    /// Runs `fetch` for a flight, tried again as `retry` says, and stores what it brings for
+    /// `session`'s user.
     func performFetch<Model: CacheableModel>(
         _ type: Model.Type, key: String?, session: CacheSession, validators: CacheValidators?, isPinned: Bool,
-        fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
+        retry: RetryPolicy = .none, fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
         let result: FetchResult<Model>
-        do {
-            result = try await fetch(validators)
-        } catch {
-            return Task.isCancelled ? .cancelled : .failed(error)
+        var failures = 0
+        while true {
+            do {
+                result = try await fetch(validators)
+                break
+            } catch {
+                if Task.isCancelled || RetryPolicy.isCancellation(error) { return Task.isCancelled ? .cancelled : .failed(error) }
+                if retry.maxAttempts > 1, RetryPolicy.isNoNetwork(error) {
+                    // Offline: wait for the network rather than burn an attempt.
+                    await network.waitForAvailability()
+                    if Task.isCancelled { return .cancelled }
+                    continue
+                }
+                failures += 1
+                guard failures < retry.maxAttempts, retry.retryIf(error) else { return .failed(error) }
+                try? await Task.sleep(for: retry.delay(afterFailures: failures, fraction: .random(in: 0...1)))
+                if Task.isCancelled { return .cancelled }
+            }
         }
         // Nobody waits for a cancelled fetch: what it brought is not stored.
         if Task.isCancelled { return .cancelled }

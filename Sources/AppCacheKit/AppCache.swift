@@ -38,6 +38,8 @@ public final class AppCache: Sendable {
     /// Problems found while a lock may be held, delivered to `diagnostics` after unlocking.
     let reports: ProblemReports
     let state: Locked<State>
+    /// Wakes loads that wait for the network (``RetryPolicy``).
+    let network = NetworkSignal()
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleSubscriptions = Locked(LifecycleSubscriptions())
     /// The streams of ``updates(of:forKey:)``, told of every change.
