@@ -232,6 +232,12 @@ extension AppCache {
         func threshold(_ cacheName: String, recorded: Duration?) -> Duration {
             configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? recorded ?? configuration.defaultStalenessThreshold
         }
+        let invalidations = currentInvalidations()
+        /// Stale by the threshold, or invalidated since it was cached.
+        func isStale(_ key: ArchiveKey, cachedAt date: Date, recorded: Duration?) -> Bool {
+            Duration.age(of: date, now: now).isStale(threshold: threshold(key.cacheName, recorded: recorded))
+                || invalidations.invalidates(key, cachedAt: date)
+        }
         var listed: [ArchiveKey: (entry: CacheEntry, identity: FileVersion?)] = [:]
         for path in paths {
             guard case .summary(let summary) = disk.store.summary(at: path), disk.store.layout.archivePath(for: summary.archiveKey) == path else {
@@ -243,7 +249,7 @@ extension AppCache {
                 user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
                 cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 modelSchemaVersion: Int(clamping: header.schemaVersion),
-                isStale: Duration.age(of: summary.cachedDate, now: now).isStale(threshold: threshold(header.cacheName, recorded: header.stalenessThreshold)),
+                isStale: isStale(summary.archiveKey, cachedAt: summary.cachedDate, recorded: header.stalenessThreshold),
                 isInMemory: false, isOnDisk: true, isDirty: false), summary.identity)
         }
         for entry in memoryEntries where !entry.record.isExpired(at: now) {
@@ -256,7 +262,7 @@ extension AppCache {
                 user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
                 bytes: onDisk?.entry.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
                 isPinned: entry.isPinned, modelSchemaVersion: Int(clamping: entry.record.schemaVersion),
-                isStale: Duration.age(of: entry.cachedDate, now: now).isStale(threshold: threshold(archiveKey.cacheName, recorded: entry.record.stalenessThreshold)),
+                isStale: isStale(archiveKey, cachedAt: entry.cachedDate, recorded: entry.record.stalenessThreshold),
                 isInMemory: true, isOnDisk: onDisk != nil, isDirty: entry.isDirty), onDisk?.identity)
         }
         return listed.values.map(\.entry).sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }

@@ -70,7 +70,7 @@ extension AppCache {
         // and no fetch. It is given without a task, from a stream that hands it over without
         // suspending its consumer.
         if policy != .fetchFirst, let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            let stale = isStale(cachedAt: hit.cachedDate, threshold: typeInfo(Model.self).threshold)
+            let stale = isStale(Model.self, key: key, cachedAt: hit.cachedDate)
             if !stale || policy == .cacheFirst {
                 let answer = Locked<LoadedItems<Model>?>(LoadedItems(
                     items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, isStale: stale,
@@ -179,7 +179,7 @@ extension AppCache {
         guard let found, state.withLock({ $0.sessions.switches }) == switches else { return nil }
         return CachedForLoad(
             loaded: LoadedItems(
-                items: found.items, cachedDate: found.cachedDate, isStale: isStale(cachedAt: found.cachedDate, threshold: info.threshold),
+                items: found.items, cachedDate: found.cachedDate, isStale: isStale(Model.self, key: key, cachedAt: found.cachedDate),
                 source: found.source),
             validators: found.validators, isPinned: found.isPinned, expiry: found.expiry)
     }

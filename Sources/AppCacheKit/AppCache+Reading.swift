@@ -38,9 +38,7 @@ extension AppCache {
             (items, cachedDate) = (loaded.items, loaded.cachedDate)
         }
         let age = Duration.age(of: cachedDate, now: configuration.now())
-        return CachedCollection(
-            items: items, cachedDate: cachedDate, age: age,
-            isStale: age.isStale(threshold: typeInfo(Model.self).threshold))
+        return CachedCollection(items: items, cachedDate: cachedDate, age: age, isStale: isStale(Model.self, key: key, cachedAt: cachedDate))
     }
 
     /// Whether the collection of `Model` under `key` is missing or older than the type's
@@ -80,12 +78,37 @@ extension AppCache {
     /// when there is none. Reads no items.
     func dating<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> (cachedDate: Date, isStale: Bool)? {
         guard let date = cachedDate(of: type, forKey: key) else { return nil }
-        return (date, isStale(cachedAt: date, threshold: typeInfo(Model.self).threshold))
+        return (date, isStale(Model.self, key: key, cachedAt: date))
     }
 
     /// Whether items cached at `date` are stale now, by `threshold`.
     func isStale(cachedAt date: Date, threshold: Duration) -> Bool {
         Duration.age(of: date, now: configuration.now()).isStale(threshold: threshold)
+    }
+
+    /// Whether the collection of `Model` under `key` of `user` (`.none`: the current user),
+    /// cached at `date`, is stale: older than the type's threshold, or invalidated since
+    /// (``invalidate(_:forKey:)``).
+    func isStale<Model: CacheableModel>(_ type: Model.Type, key: String?, user: String?? = .none, cachedAt date: Date) -> Bool {
+        let info = typeInfo(Model.self)
+        if isStale(cachedAt: date, threshold: info.threshold) { return true }
+        let log = currentInvalidations()
+        guard !log.records.isEmpty else { return false }
+        let owner = user ?? state.withLock { $0.user }
+        return log.invalidates(ArchiveKey(info.cacheNamePart, user: owner, key: key), cachedAt: date)
+    }
+
+    /// The invalidations as the disk holds them now: read again only when the disk's change
+    /// count moved (an invalidation, here or in another process, moves it).
+    func currentInvalidations() -> InvalidationLog {
+        let change = disk.changeCount
+        if let known = state.withLock({ $0.invalidationsChange == change ? $0.invalidations : nil }) { return known }
+        let log = InvalidationLog.read(from: disk.store)
+        state.withLock { state in
+            state.invalidations = log
+            state.invalidationsChange = change
+        }
+        return log
     }
 
     /// The memory layer's answer for a model type and key of the current user, counting a hit

@@ -59,6 +59,9 @@ public final class AppCache: Sendable {
         var lastType: (id: ObjectIdentifier, info: TypeInfo)?
         /// When the write-back timer fires next, in uptime nanoseconds (`nil`: not scheduled).
         var writeBackDue: UInt64?
+        /// The invalidations as read when the disk's change count was `invalidationsChange`.
+        var invalidations = InvalidationLog()
+        var invalidationsChange: UInt64?
         /// Set once another app schema version removed this one's directory: every write throws
         /// it from then on (see ``AppCache/noteVersionRemoved(_:)``).
         var versionRemoval: AppCacheError?

@@ -316,6 +316,14 @@ final class DiskWriter: Sendable {
                 failure: "The model mismatch could not be recorded for the inspector.")
         }
 
+        /// Adds `record` to the invalidations (``InvalidationLog``), for every process and the
+        /// next launch.
+        mutating func recordInvalidation(_ record: InvalidationLog.Record) throws(AppCacheError) {
+            var log = InvalidationLog.read(from: store)
+            log.add(record)
+            try writeRecordFile(log.encoded(), at: InvalidationLog.path, failure: "The invalidation could not be recorded.")
+        }
+
         /// Replaces a small file of the version directory (not an archive) with `bytes`,
         /// atomically; every watching process is told the disk changed.
         private mutating func writeRecordFile(_ bytes: Data, at path: CachePath, failure: String) throws(AppCacheError) {
