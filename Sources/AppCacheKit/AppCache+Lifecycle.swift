@@ -11,6 +11,8 @@ import AppKit
 struct LifecycleSubscriptions {
     var observers: [any NSObjectProtocol] = []
     var sources: [any DispatchSourceProtocol] = []
+    /// What else to stop (the network path monitor).
+    var cancellations: [@Sendable () -> Void] = []
 
     /// Removes every observer and cancels every source.
     mutating func cancel() {
@@ -19,6 +21,9 @@ struct LifecycleSubscriptions {
         }
         for source in sources {
             source.cancel()
+        }
+        for cancellation in cancellations {
+            cancellation()
         }
         self = LifecycleSubscriptions()
     }
@@ -82,6 +87,7 @@ extension AppCache {
     /// signed-in user reads the record again.
     func didResume() {
         disk.gate.open()
+        refreshTriggers.foreground()
         spillInBackground(state.withLock { $0.memory.detachedKeys })
         scheduleWriteBack()
         observers.notifyAll()
@@ -100,6 +106,7 @@ extension AppCache {
     /// - Parameter thenClose: whether no disk write may start after this flush until the app is
     ///   active again (an extension whose host went to the background is suspended next).
     func flushBeforeSuspension(thenClose: Bool) {
+        refreshTriggers.background()
         let gate = disk.gate
         guard gate.enter() else { return }
         writeBackQueue.async { [weak self] in
@@ -117,8 +124,9 @@ extension AppCache {
     /// `UIApplication.didBecomeActiveNotification` and the extension host's return on its own.
     ///
     /// Disk writes may start again after the system ended a background activity, dirty
-    /// collections are written as usual, and every observer looks at the disk again (changes of
-    /// other processes while this one was suspended were not signalled to it).
+    /// collections are written as usual, every observer looks at the disk again (changes of
+    /// other processes while this one was suspended were not signalled to it), watches of stale
+    /// collections that refetch on foreground refetch, and polling resumes.
     ///
     /// Thread safety: any thread; returns at once.
     public func applicationDidBecomeActive() {
@@ -127,7 +135,8 @@ extension AppCache {
 
     /// Tells the cache the app went to the background, where it cannot observe that itself: it
     /// writes every dirty collection on its write-back thread (inside a background activity on
-    /// Apple platforms), so that a suspension or termination that follows loses nothing.
+    /// Apple platforms), so that a suspension or termination that follows loses nothing, and
+    /// watches pause their polling until the app is active again.
     ///
     /// Thread safety: any thread; returns at once.
     public func applicationDidEnterBackground() {
@@ -135,10 +144,13 @@ extension AppCache {
     }
 
     /// Tells the cache the network is available again: loads waiting to retry a fetch that
-    /// failed for want of a network (see ``RetryPolicy``) try again at once.
+    /// failed for want of a network (see ``RetryPolicy``) try again at once, and watches of
+    /// stale collections that refetch on reconnect (``RefreshTriggers/onReconnect``) refetch.
+    /// On Apple platforms the system's network path monitor calls it on its own.
     ///
     /// Thread safety: any thread; returns at once.
     public func networkDidBecomeAvailable() {
         network.signal()
+        refreshTriggers.reconnect()
     }
 }

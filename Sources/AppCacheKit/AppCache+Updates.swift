@@ -73,6 +73,9 @@ extension AppCache {
         var generation: UInt64?
         /// When the items expire; `nil` for never.
         var expiry: Date?
+        /// When they were cached, and whether memory held them (`false`: read from disk).
+        var cachedDate: Date?
+        var fromMemory = false
 
         func differs(from other: Observed?) -> Bool {
             guard let other else { return true }
@@ -90,12 +93,18 @@ extension AppCache {
                 memory.hit(key) { entry in (MemoryHit(entry), entry.itemsGeneration) }
             }
             guard let (hit, generation) = found, !hit.expires || isLive(hit) else { return nil }
-            return Observed(items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil)
+            return Observed(
+                items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil,
+                cachedDate: hit.cachedDate, fromMemory: true)
         }
         if let value = fromMemory() { return value }
         do {
             guard let loaded = try loadAfterMiss(Model.self, key: key) else { return Observed(items: nil) }
-            return fromMemory() ?? Observed(items: loaded.items)
+            if var value = fromMemory() {
+                value.fromMemory = !loaded.fromDisk
+                return value
+            }
+            return Observed(items: loaded.items, expiry: loaded.expiry, cachedDate: loaded.cachedDate)
         } catch {
             reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
             return nil

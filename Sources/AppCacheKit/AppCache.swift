@@ -40,6 +40,8 @@ public final class AppCache: Sendable {
     let state: Locked<State>
     /// Wakes loads that wait for the network (``RetryPolicy``).
     let network = NetworkSignal()
+    /// The app-wide events watches refetch on.
+    let refreshTriggers = RefreshTriggerHub()
     let writeBackQueue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
     let lifecycleSubscriptions = Locked(LifecycleSubscriptions())
     /// The streams of ``updates(of:forKey:)``, told of every change.

@@ -4,10 +4,30 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     private let values = TestLock<[Element]>([])
     private let task = TestLock<Task<Void, Never>?>(nil)
 
+    private let failure = TestLock<(any Error)?>(nil)
+
     public init(_ stream: AsyncStream<Element>) {
         let values = values
         task.withLock { $0 = Task { for await value in stream { values.withLock { $0.append(value) } } } }
     }
+
+    /// Follows a throwing stream; its error, if it throws, is in ``error``.
+    public init(_ stream: AsyncThrowingStream<Element, any Error>) {
+        let values = values
+        let failure = failure
+        task.withLock {
+            $0 = Task {
+                do {
+                    for try await value in stream { values.withLock { $0.append(value) } }
+                } catch {
+                    failure.withLock { $0 = error }
+                }
+            }
+        }
+    }
+
+    /// The error the stream ended with; `nil` while it runs or when it finished normally.
+    public var error: (any Error)? { failure.withLock { $0 } }
 
     /// Every value yielded so far, oldest first.
     public var seen: [Element] { values.withLock { $0 } }

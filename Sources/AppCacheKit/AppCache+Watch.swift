@@ -1,0 +1,265 @@
+import Foundation
+
+#if canImport(Network)
+import Network
+#endif
+
+extension AppCache {
+    /// Loads the collection of `Model` under `key` as ``load(_:forKey:policy:retry:fetch:)``
+    /// does, then follows it: yields every later change (any writer, any process) and
+    /// refetches on its own while the stream is consumed.
+    ///
+    /// It refetches:
+    /// - when the collection is invalidated (``invalidate(_:forKey:)``, here or in another
+    ///   process), at once;
+    /// - when the app becomes active (``RefreshTriggers/onForeground``) or the network comes
+    ///   back (``RefreshTriggers/onReconnect``), if the collection is stale (a fresh one is not
+    ///   refetched);
+    /// - every ``RefreshTriggers/every`` while watched, whatever the staleness, paused while
+    ///   the app is in the background.
+    ///
+    /// Every fetch joins the collection's one flight (a `load` or another watch of it share
+    /// it) and is retried as `retry` says. While a fetch fails, the cached items stay what the
+    /// stream last yielded; a failure is yielded as those items with
+    /// ``LoadedItems/refreshError`` set. The stream throws only when a fetch fails with nothing
+    /// cached to show. An invalidation that comes while a flight is under way does not stop it
+    /// (what it brings is stored: offline, better than nothing); the watch fetches again once it
+    /// ends, as TanStack Query refetches.
+    ///
+    /// `fetch` receives a ``LoadContext``: the cached items of the user the fetch is for, with
+    /// their validators, so an incremental refresh merges into that user's items even if another
+    /// signs in meanwhile.
+    ///
+    /// ```swift
+    /// for try await feed in cache.watch(Post.self, forKey: "live", refresh: .init(every: .seconds(30))) { context in
+    ///     let newer = try await api.posts(since: context.cachedItems?.first?.id)
+    ///     return .items(newer + (context.cachedItems ?? []))
+    /// } {
+    ///     show(feed.items)
+    /// }
+    /// ```
+    ///
+    /// Values are yielded in order: never an older one after a newer one. Nothing runs while
+    /// nothing happens (no timer without polling or an expiry). The stream does not keep the
+    /// cache alive; ending the consuming task ends it, its polling and its flight (unless
+    /// another waits for it).
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: whether the first look fetches, as for `load`.
+    ///   - refresh: the events that refetch besides invalidations.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - fetch: brings the current items, given the cached ones and their validators.
+    /// - Returns: a stream of the collection's items, newest last, until cancelled.
+    public func watch<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        refresh: RefreshTriggers = .default,
+        retry: RetryPolicy = .default,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
+        let signal = ChangeSignal()
+        let observer = observers.add(cacheName: typeInfo(Model.self).cacheName, key: key, signal: signal)
+        let trigger = refreshTriggers.register(refresh, signal: signal)
+        watcher.start()
+        if refresh.onReconnect { startPathMonitorIfNeeded() }
+        let task = Task.detached { [weak self] in
+            var watch = WatchState<Model>(policy: policy, every: refresh.every)
+            do {
+                while !Task.isCancelled {
+                    guard let self else { break }
+                    let timeout = try await step(
+                        &watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: { continuation.yield($0) })
+                    if Task.isCancelled { break }
+                    if watch.again {
+                        watch.again = false
+                        continue
+                    }
+                    await signal.wait(timeout: timeout)
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { [weak self] _ in
+            task.cancel()
+            self?.observers.remove(observer)
+            self?.refreshTriggers.remove(trigger)
+        }
+        return stream
+    }
+
+    // MARK: - Internal
+
+    /// What a watch knows between its steps.
+    struct WatchState<Model: CacheableModel> {
+        let policy: LoadPolicy
+        let every: Duration?
+        /// What was yielded last.
+        var last: Observed<Model>?
+        /// What `fetchFirst`'s first look found, held back until its fetch fails.
+        var held: Observed<Model>?
+        var yieldedAny = false
+        var isFirst = true
+        /// When polling counts from: the start, then the end of every fetch.
+        var pollFrom = ContinuousClock.now
+        /// The cached date of the items the last fetch stored: the look that finds them says
+        /// they came from the fetch.
+        var fetchedDate: Date?
+        /// Whether to step again at once (an invalidation came during the flight).
+        var again = false
+
+        init(policy: LoadPolicy, every: Duration?) {
+            self.policy = policy
+            self.every = every
+        }
+    }
+
+    /// One step of a watch: look at the collection (yield it if it changed), then fetch if a
+    /// trigger says so.
+    ///
+    /// - Returns: how long to wait for the next event at most (`nil`: no timer).
+    func step<Model: CacheableModel>(
+        _ watch: inout WatchState<Model>, key: String?, retry: RetryPolicy, trigger: UInt64,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        yield: (LoadedItems<Model>) -> Void
+    ) async throws -> Duration? {
+        func answer(_ observed: Observed<Model>, source: LoadedItems<Model>.Source? = nil, refreshError: (any Error)? = nil) -> LoadedItems<Model>? {
+            guard let items = observed.items, let cachedDate = observed.cachedDate else { return nil }
+            let from: LoadedItems<Model>.Source = source ?? (cachedDate == watch.fetchedDate ? .fetch : observed.fromMemory ? .memory : .disk)
+            return LoadedItems(
+                items: items, cachedDate: cachedDate, isStale: isStale(Model.self, key: key, cachedAt: cachedDate), source: from,
+                refreshError: refreshError)
+        }
+
+        // 1. Look.
+        if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key) }), observed.differs(from: watch.last) {
+            if watch.isFirst && watch.policy == .fetchFirst {
+                watch.held = observed
+            } else {
+                if let loaded = answer(observed) {
+                    yield(loaded)
+                    watch.yieldedAny = true
+                }
+                watch.last = observed
+            }
+        }
+        observers.didLook()
+
+        // 2. Decide.
+        let marks = refreshTriggers.take(trigger)
+        let shown = watch.last ?? watch.held
+        let cachedDate = shown?.items == nil ? nil : shown?.cachedDate
+        let stale = cachedDate.map { isStale(Model.self, key: key, cachedAt: $0) } ?? true
+        var shouldFetch: Bool
+        if watch.isFirst {
+            switch watch.policy {
+            case .staleWhileRevalidate: shouldFetch = stale
+            case .cacheFirst: shouldFetch = cachedDate == nil
+            case .fetchFirst: shouldFetch = true
+            }
+        } else {
+            shouldFetch = (cachedDate.map { isInvalidated(Model.self, key: key, cachedAt: $0) } ?? false)
+                || ((marks.foreground || marks.reconnect) && stale)
+        }
+        let polling = watch.every.map { _ in !refreshTriggers.isInBackground } ?? false
+        if let every = watch.every, polling, ContinuousClock.now - watch.pollFrom >= every { shouldFetch = true }
+        watch.isFirst = false
+
+        // 3. Fetch.
+        if shouldFetch {
+            let startedAt = configuration.now()
+            let (session, switches) = state.withLock { ($0.session, $0.sessions.switches) }
+            let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+            let outcome = await flights.join(
+                FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
+            ) { [self] in
+                await performFetch(
+                    Model.self, key: key, session: session, validators: cached?.validators, isPinned: cached?.isPinned ?? false,
+                    retry: retry
+                ) { validators in
+                    try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators))
+                }
+            }
+            watch.pollFrom = .now
+            switch outcome {
+            case .items(_, let date):
+                // Stored: the store woke this watch, whose next look yields the items.
+                watch.fetchedDate = date
+            case .notModified(let date):
+                if var current = watch.last ?? watch.held, let items = current.items {
+                    current.cachedDate = date
+                    yield(LoadedItems(items: items, cachedDate: date, isStale: false, source: .notModified))
+                    watch.yieldedAny = true
+                    watch.last = current
+                }
+            case .failed(let error):
+                guard let shown = watch.last ?? watch.held, let loaded = answer(shown, refreshError: error) else { throw error }
+                yield(loaded)
+                watch.yieldedAny = true
+                watch.last = shown
+            case .dropped, .cancelled:
+                break
+            }
+            watch.held = nil
+            // Invalidated while the flight was under way: what it brought may predate the reason.
+            if case .items = outcome, isInvalidated(Model.self, key: key, since: startedAt) { watch.again = true }
+        }
+
+        // 4. How long to wait: until the items expire, or the next poll.
+        var timeout = watch.last?.expiry.map { Duration.seconds(max($0.timeIntervalSince(configuration.now()), 0) + 0.001) }
+        if let every = watch.every, polling {
+            let remaining = max(every - (ContinuousClock.now - watch.pollFrom), .milliseconds(1))
+            timeout = min(timeout ?? remaining, remaining)
+        }
+        return timeout
+    }
+
+    /// Whether the current user's collection of `Model` under `key`, cached at `date`, is
+    /// invalidated (``invalidate(_:forKey:)``).
+    func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, cachedAt date: Date) -> Bool {
+        let log = currentInvalidations()
+        guard !log.records.isEmpty else { return false }
+        let user = state.withLock { $0.user }
+        return log.invalidates(ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key), cachedAt: date)
+    }
+
+    /// Whether an invalidation of the current user's collection of `Model` under `key` was
+    /// recorded at or after `moment`.
+    func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, since moment: Date) -> Bool {
+        let log = currentInvalidations()
+        guard !log.records.isEmpty else { return false }
+        let user = state.withLock { $0.user }
+        let latest = log.latestInvalidation(of: ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key))
+        return latest.map { $0 >= InvalidationLog.milliseconds(moment) } ?? false
+    }
+
+    /// Starts the system's network path monitor once (Apple platforms): the network coming
+    /// back does what ``networkDidBecomeAvailable()`` does.
+    func startPathMonitorIfNeeded() {
+        #if canImport(Network)
+        guard refreshTriggers.claimPathMonitor() else { return }
+        let box = PathMonitorBox()
+        let previous = Locked<NWPath.Status?>(nil)
+        box.monitor.pathUpdateHandler = { [weak self] path in
+            let before = previous.withLock { last -> NWPath.Status? in
+                defer { last = path.status }
+                return last
+            }
+            if path.status == .satisfied, let before, before != .satisfied { self?.networkDidBecomeAvailable() }
+        }
+        box.monitor.start(queue: DispatchQueue(label: "AppCache.networkPath", qos: .utility))
+        lifecycleSubscriptions.withLock { $0.cancellations.append { box.monitor.cancel() } }
+        #endif
+    }
+}
+
+#if canImport(Network)
+/// Holds the path monitor for the cache's life (older SDKs do not mark it `Sendable`).
+final class PathMonitorBox: @unchecked Sendable {
+    let monitor = NWPathMonitor()
+}
+#endif

@@ -1,0 +1,203 @@
+import AppCacheTestSupport
+import Foundation
+import Testing
+
+@testable import AppCacheKit
+
+/// `watch`: a load that goes on following the collection and refetches on invalidation,
+/// foreground, reconnect and polling; fetches get the cached items of the user they are for.
+@Suite struct AppCacheWatchTests {
+    /// A server that answers note `n` on its `n`th fetch, records the cached items each fetch
+    /// started from, and lets the fixture's clock move on a millisecond per request.
+    final class Server: Sendable {
+        private let state = Locked<(fetches: Int, contexts: [[Int]?], failure: (any Error)?)>((0, [], nil))
+        let clock: TestClock
+
+        init(clock: TestClock) {
+            self.clock = clock
+        }
+
+        var fetches: Int { state.withLock { $0.fetches } }
+        var contexts: [[Int]?] { state.withLock { $0.contexts } }
+
+        func fail(with error: (any Error)?) {
+            state.withLock { $0.failure = error }
+        }
+
+        var fetch: @Sendable (LoadContext<Note>) async throws -> FetchResult<Note> {
+            { [self] context in
+                let (number, failure) = state.withLock { state -> (Int, (any Error)?) in
+                    state.fetches += 1
+                    state.contexts.append(context.cachedItems?.map(\.id))
+                    return (state.fetches, state.failure)
+                }
+                clock.advance(by: .milliseconds(1))  // a request takes time
+                if let failure { throw failure }
+                return .items([Note.make(100 + number)])
+            }
+        }
+    }
+
+    struct Down: Error {}
+
+    @Test func aWatchLoadsThenFollowsEveryWriter() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        fixture.clock.advance(by: .seconds(7200))  // stale
+        let server = Server(clock: fixture.clock)
+        let seen = StreamRecorder(cache.watch(Note.self, refresh: .none, retry: .none, fetch: server.fetch))
+        defer { seen.stop() }
+
+        #expect(await eventually { seen.seen.count == 2 })
+        #expect(seen.seen.map(\.source) == [.memory, .fetch])
+        #expect(seen.seen.map { $0.items.map(\.id) } == [[0], [101]])
+        #expect(seen.seen.map(\.isStale) == [true, false])
+        #expect(server.contexts == [[0]], "the fetch started from the cached items")
+
+        // Another instance writes: the watch yields it, without fetching.
+        fixture.clock.advance(by: .seconds(1))
+        let other = try fixture.openCache()
+        try other.cacheItems([Note.make(50)])
+        #expect(await eventually { seen.last?.items.map(\.id) == [50] })
+        #expect(seen.last?.source == .disk || seen.last?.source == .memory)
+        #expect(server.fetches == 1, "a change is not a refetch")
+        #expect(seen.error == nil)
+    }
+
+    @Test func anInvalidationRefetchesAWatchedCollectionAtOnce() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        let server = Server(clock: fixture.clock)
+        let seen = StreamRecorder(cache.watch(Note.self, refresh: .none, retry: .none, fetch: server.fetch))
+        defer { seen.stop() }
+        #expect(await eventually { seen.seen.count == 1 })
+        #expect(server.fetches == 0, "fresh: no fetch")
+
+        fixture.clock.advance(by: .seconds(1))
+        try cache.invalidate(Note.self)
+        #expect(await eventually { seen.last?.items.map(\.id) == [101] })
+        #expect(seen.last?.source == .fetch)
+        #expect(!cache.isStale(Note.self), "the refetch made it fresh")
+
+        // From another process (an instance with its own lock-file mapping): the same.
+        fixture.clock.advance(by: .seconds(1))
+        try fixture.openCache().invalidate(Note.self)
+        #expect(await eventually { seen.last?.items.map(\.id) == [102] })
+        #expect(server.fetches == 2)
+    }
+
+    @Test func foregroundAndReconnectRefetchOnlyStaleCollections() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        let server = Server(clock: fixture.clock)
+        let seen = StreamRecorder(cache.watch(Note.self, refresh: .default, retry: .none, fetch: server.fetch))
+        defer { seen.stop() }
+        #expect(await eventually { seen.seen.count == 1 })
+
+        // Fresh: neither trigger refetches (the watch looks, and decides not to).
+        var looks = cache.observers.looks
+        cache.applicationDidBecomeActive()
+        cache.networkDidBecomeAvailable()
+        #expect(await eventually { cache.observers.looks > looks })
+        #expect(server.fetches == 0)
+
+        fixture.clock.advance(by: .seconds(7200))
+        cache.networkDidBecomeAvailable()
+        #expect(await eventually { server.fetches == 1 && seen.last?.source == .fetch })
+
+        fixture.clock.advance(by: .seconds(7200))
+        cache.applicationDidBecomeActive()
+        #expect(await eventually { server.fetches == 2 && seen.last?.items.map(\.id) == [102] })
+
+        // With the triggers off, a stale collection stays as it is.
+        try cache.cacheItems([Note.make(7)], forKey: "quiet")
+        let quietServer = Server(clock: fixture.clock)
+        let quiet = StreamRecorder(cache.watch(Note.self, forKey: "quiet", refresh: .none, retry: .none, fetch: quietServer.fetch))
+        defer { quiet.stop() }
+        #expect(await eventually { quiet.last?.items.map(\.id) == [7] })
+        fixture.clock.advance(by: .seconds(7200))
+        looks = cache.observers.looks
+        cache.applicationDidBecomeActive()
+        cache.networkDidBecomeAvailable()
+        try cache.cacheItems([Note.make(1)], forKey: "elsewhere")  // something to look at
+        #expect(await eventually { cache.observers.looks > looks + 1 })
+        #expect(quietServer.fetches == 0)
+        #expect(quiet.last?.items.map(\.id) == [7])
+    }
+
+    @Test func pollingRefetchesOnItsIntervalPausesInTheBackgroundAndStopsWithTheStream() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        let server = Server(clock: fixture.clock)
+        let polling = RefreshTriggers(onForeground: false, onReconnect: false, every: .milliseconds(20))
+        let seen = StreamRecorder(cache.watch(Note.self, refresh: polling, retry: .none, fetch: server.fetch))
+        #expect(await eventually { server.fetches >= 3 }, "fresh or not, it polls")
+
+        cache.applicationDidEnterBackground()
+        cache.waitForBackgroundWork()
+        let paused = server.fetches
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(await eventually { clock.now - start > .milliseconds(200) })  // ten intervals
+        #expect(server.fetches <= paused + 1, "at most the poll under way when the app left")
+
+        cache.applicationDidBecomeActive()
+        let resumed = server.fetches
+        #expect(await eventually { server.fetches >= resumed + 2 })
+
+        seen.stop()
+        #expect(await eventually { cache.observers.isEmpty })
+        let stopped = server.fetches
+        let later = clock.now
+        #expect(await eventually { clock.now - later > .milliseconds(200) })
+        #expect(server.fetches <= stopped + 1, "the stream ended: no more polls")
+    }
+
+    @Test func theFetchGetsTheCachedItemsOfTheUserItIsFor() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(1)])
+        try cache.switchUser(to: "bob")
+        try cache.cacheItems([Note.make(2)])
+        try cache.switchUser(to: "alice")
+        fixture.clock.advance(by: .seconds(7200))
+        let server = Server(clock: fixture.clock)
+        let seen = StreamRecorder(cache.watch(Note.self, retry: .none, fetch: server.fetch))
+        defer { seen.stop() }
+        #expect(await eventually { server.fetches == 1 })
+        #expect(server.contexts == [[1]])
+
+        try cache.switchUser(to: "bob")
+        #expect(await eventually { seen.last?.items.map(\.id) == [2] }, "the watch follows the switch")
+        cache.networkDidBecomeAvailable()  // bob's is stale
+        #expect(await eventually { server.fetches == 2 })
+        #expect(server.contexts.last == [2], "bob's items, never alice's")
+    }
+
+    @Test func aFailedRefetchKeepsTheItemsShownWithTheErrorAndNothingCachedEndsTheStream() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        fixture.clock.advance(by: .seconds(7200))
+        let server = Server(clock: fixture.clock)
+        server.fail(with: Down())
+        let seen = StreamRecorder(cache.watch(Note.self, retry: .none, fetch: server.fetch))
+        defer { seen.stop() }
+        #expect(await eventually { seen.seen.count == 2 })
+        #expect(seen.seen.map { $0.items.map(\.id) } == [[0], [0]])
+        #expect(seen.last?.refreshError is Down)
+        #expect(seen.error == nil, "the watch goes on")
+
+        server.fail(with: nil)
+        cache.networkDidBecomeAvailable()
+        #expect(await eventually { seen.last?.items.map(\.id) == [102] && seen.last?.refreshError == nil })
+
+        let empty = StreamRecorder(cache.watch(Note.self, forKey: "none", retry: .none, fetch: { _ in throw Down() }))
+        #expect(await eventually { empty.error != nil })
+        #expect(empty.error is Down)
+    }
+}
