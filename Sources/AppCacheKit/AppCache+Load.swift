@@ -190,12 +190,11 @@ extension AppCache {
         _ type: Model.Type, key: String?, session: CacheSession, validators: CacheValidators?, isPinned: Bool,
         retry: RetryPolicy = .none, fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
-        let result: FetchResult<Model>
+        var fetched: FetchResult<Model>?
         var failures = 0
-        while true {
+        while fetched == nil {
             do {
-                result = try await fetch(validators)
-                break
+                fetched = try await fetch(validators)
             } catch {
                 if Task.isCancelled || RetryPolicy.isCancellation(error) { return Task.isCancelled ? .cancelled : .failed(error) }
                 if retry.maxAttempts > 1, RetryPolicy.isNoNetwork(error) {
@@ -211,7 +210,7 @@ extension AppCache {
             }
         }
         // Nobody waits for a cancelled fetch: what it brought is not stored.
-        if Task.isCancelled { return .cancelled }
+        guard let result = fetched, !Task.isCancelled else { return .cancelled }
         // Stored on a library thread: a write may wait for the disk and the lock file.
         return await LibraryThreads.run { [self] in storeFetched(result, of: Model.self, key: key, session: session, isPinned: isPinned) }
     }
