@@ -102,6 +102,8 @@ extension AppCache {
         var validators: CacheValidators?
         var isPinned: Bool
         var expiry: Date?
+        /// The cursor of the collection's next page; `nil` when it has none.
+        var nextPageCursor: String?
     }
 
     /// The steps of a load, on the load's own task.
@@ -163,25 +165,28 @@ extension AppCache {
         let info = typeInfo(Model.self)
         var found: (
             items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool,
-            expiry: Date?
+            expiry: Date?, cursor: String?
         )?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            let facts = state.withLock { state -> (CacheValidators?, Bool, Date?)? in
+            let facts = state.withLock { state -> (CacheValidators?, Bool, Date?, String?)? in
                 guard let owner = state.memory.owner(of: ArchiveKey(info.cacheNamePart, user: state.user, key: key)),
                     let entry = state.memory.peek(owner)
                 else { return nil }
-                return (entry.record.validators, entry.isPinned, entry.record.expiry)
+                return (entry.record.validators, entry.isPinned, entry.record.expiry, entry.record.nextPageCursor)
             }
-            found = (hit.items.items(as: Model.self), hit.cachedDate, .memory, facts?.0, facts?.1 ?? false, facts?.2)
+            found = (hit.items.items(as: Model.self), hit.cachedDate, .memory, facts?.0, facts?.1 ?? false, facts?.2, facts?.3)
         } else if let loaded = try loadAfterMiss(Model.self, key: key) {
-            found = (loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned, loaded.expiry)
+            found = (
+                loaded.items, loaded.cachedDate, loaded.fromDisk ? .disk : .memory, loaded.validators, loaded.isPinned, loaded.expiry,
+                loaded.nextPageCursor
+            )
         }
         guard let found, state.withLock({ $0.sessions.switches }) == switches else { return nil }
         return CachedForLoad(
             loaded: LoadedItems(
                 items: found.items, cachedDate: found.cachedDate, isStale: isStale(Model.self, key: key, cachedAt: found.cachedDate),
                 source: found.source),
-            validators: found.validators, isPinned: found.isPinned, expiry: found.expiry)
+            validators: found.validators, isPinned: found.isPinned, expiry: found.expiry, nextPageCursor: found.cursor)
     }
 
     /// Runs `fetch` for a flight, tried again as `retry` says, and stores what it brings for
@@ -190,29 +195,44 @@ extension AppCache {
         _ type: Model.Type, key: String?, session: CacheSession, validators: CacheValidators?, isPinned: Bool,
         retry: RetryPolicy = .none, fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
-        var fetched: FetchResult<Model>?
+        let result: FetchResult<Model>
+        switch await attempt(retry, { try await fetch(validators) }) {
+        case .success(let fetched): result = fetched
+        case .failure(let error): return .failed(error)
+        case nil: return .cancelled
+        }
+        // Nobody waits for a cancelled fetch: what it brought is not stored.
+        if Task.isCancelled { return .cancelled }
+        // Stored on a library thread: a write may wait for the disk and the lock file.
+        return await LibraryThreads.run { [self] in storeFetched(result, of: Model.self, key: key, session: session, isPinned: isPinned) }
+    }
+
+    /// Runs `operation` until it succeeds, as `retry` says: waits of exponential backoff with
+    /// full jitter between attempts, no retry of a cancellation or of what `retryIf` refuses,
+    /// and, for a failure for want of a network, a wait for ``networkDidBecomeAvailable()``
+    /// that does not count as an attempt (unless `retry` allows one attempt only).
+    ///
+    /// - Returns: the result, the last error, or `nil` when the task was cancelled.
+    func attempt<Value: Sendable>(_ retry: RetryPolicy, _ operation: () async throws -> Value) async -> Swift.Result<Value, any Error>? {
         var failures = 0
-        while fetched == nil {
+        while true {
             do {
-                fetched = try await fetch(validators)
+                return .success(try await operation())
             } catch {
-                if Task.isCancelled || RetryPolicy.isCancellation(error) { return Task.isCancelled ? .cancelled : .failed(error) }
+                if Task.isCancelled { return nil }
+                if RetryPolicy.isCancellation(error) { return .failure(error) }
                 if retry.maxAttempts > 1, RetryPolicy.isNoNetwork(error) {
                     // Offline: wait for the network rather than burn an attempt.
                     await network.waitForAvailability()
-                    if Task.isCancelled { return .cancelled }
+                    if Task.isCancelled { return nil }
                     continue
                 }
                 failures += 1
-                guard failures < retry.maxAttempts, retry.retryIf(error) else { return .failed(error) }
+                guard failures < retry.maxAttempts, retry.retryIf(error) else { return .failure(error) }
                 try? await Task.sleep(for: retry.delay(afterFailures: failures, fraction: .random(in: 0...1)))
-                if Task.isCancelled { return .cancelled }
+                if Task.isCancelled { return nil }
             }
         }
-        // Nobody waits for a cancelled fetch: what it brought is not stored.
-        guard let result = fetched, !Task.isCancelled else { return .cancelled }
-        // Stored on a library thread: a write may wait for the disk and the lock file.
-        return await LibraryThreads.run { [self] in storeFetched(result, of: Model.self, key: key, session: session, isPinned: isPinned) }
     }
 
     /// Stores what a fetch brought (or re-dates what is cached, for `notModified`) for
@@ -225,6 +245,12 @@ extension AppCache {
             case .items(let items, let validators):
                 guard let cachedDate = try save(
                     items, forKey: key, expiresAfter: nil, pinned: isPinned, validators: validators, session: session)
+                else { return .dropped }
+                return .items(items, cachedDate: cachedDate)
+            case .page(let items, let next, let validators):
+                // A first page replaces the collection (later pages go) and brings its cursor.
+                guard let cachedDate = try save(
+                    items, forKey: key, expiresAfter: nil, pinned: isPinned, validators: validators, nextPageCursor: next, session: session)
                 else { return .dropped }
                 return .items(items, cachedDate: cachedDate)
             case .notModified:

@@ -180,6 +180,7 @@ extension AppCache {
         var validators: CacheValidators?
         var isPinned: Bool
         var expiry: Date? = nil
+        var nextPageCursor: String? = nil
     }
 
     /// What a read made of an archive's checked payload. Not generic, so that a read costs no
@@ -364,7 +365,7 @@ extension AppCache {
         }
         let loaded = LoadedCollection(
             items: items.items(as: Model.self), cachedDate: record.cachedDate, fromDisk: true, validators: record.validators,
-            isPinned: record.isPinned, expiry: record.expiry)
+            isPinned: record.isPinned, expiry: record.expiry, nextPageCursor: record.nextPageCursor)
         var entry: MemoryEntry? = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: items, isDirty: false, diskIdentity: identity,
             encodedSize: payloadSize)
@@ -390,7 +391,7 @@ extension AppCache {
         recordUse(of: path)
         let loaded = LoadedCollection(
             items: items, cachedDate: old.cachedDate, fromDisk: true, validators: old.validators, isPinned: old.isPinned,
-            expiry: old.expiry)
+            expiry: old.expiry, nextPageCursor: old.nextPageCursor)
         guard !disk.isReadOnly, let encoded = try? configuration.payloadCodec.encode(items) else { return loaded }
         var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
@@ -398,6 +399,7 @@ extension AppCache {
             decodedSize: encoded.decodedSize)
         record.isPinned = old.isPinned
         record.validators = old.validators
+        record.nextPageCursor = old.nextPageCursor
         let entry = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: ErasedItems(items), isDirty: true, diskIdentity: identity)
         let memoryKey = MemoryKey(type: ObjectIdentifier(Model.self), key: key, user: context.slot)

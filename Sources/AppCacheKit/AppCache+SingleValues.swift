@@ -123,6 +123,17 @@ extension AppCache {
     private func update<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String?, session given: CacheSession?, _ transform: (inout [Model]) throws -> Void
     ) throws -> [Model]? {
+        try update(Model.self, forKey: key, session: given) { items, _ in try transform(&items) }?.items
+    }
+
+    /// ``update(_:forKey:session:_:)`` whose `transform` also sees, and may change, the cursor
+    /// of the collection's next page (`nil`: none).
+    ///
+    /// - Returns: the items as cached, with their cached date; `nil` when the update was dropped.
+    func update<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String?, session given: CacheSession?,
+        _ transform: (inout [Model], _ nextPageCursor: inout String?) throws -> Void
+    ) throws -> (items: [Model], cachedDate: Date)? {
         let info = typeInfo(Model.self)
         let id = ObjectIdentifier(Model.self)
         let updateKey = UpdateKey(type: id, key: key)
@@ -132,7 +143,7 @@ extension AppCache {
                 message: "updateItems was called from inside an updateItems of the same collection; the inner update would undo the outer one, so it was refused.",
                 cacheName: info.cacheName, key: key)
         }
-        return try Self.updatesUnderWay.withValue(Self.updatesUnderWay.get().union([updateKey])) { () throws -> [Model]? in
+        return try Self.updatesUnderWay.withValue(Self.updatesUnderWay.get().union([updateKey])) { () throws -> (items: [Model], cachedDate: Date)? in
             // Read and write for one user: a switch during the read means reading again (or,
             // for a given session, dropping the update).
             var switchesSeen = 0
@@ -165,14 +176,15 @@ extension AppCache {
                     continue
                 }
                 var items = cached?.loaded.items ?? []
-                try transform(&items)
+                var cursor = cached?.nextPageCursor
+                try transform(&items, &cursor)
                 let kept = cached.map { (cachedDate: $0.loaded.cachedDate, expiry: $0.expiry) }
                 do {
                     let stored = try save(
                         items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
-                        validators: cached?.validators, session: current, kept: kept,
+                        validators: cached?.validators, nextPageCursor: cursor, session: current, kept: kept,
                         onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore }, ifArchiveStill: archive)
-                    return stored == nil ? nil : items
+                    return stored.map { (items, $0) }
                 } catch is WriteConflict {
                     // Another writer won the race: wait a random moment, longer after each
                     // loss, so that many updaters of one collection take turns rather than

@@ -317,6 +317,8 @@ public final class AppCache: Sendable {
     ///
     /// - Returns: the items' cached date; `nil` when they were dropped.
     /// - Parameters:
+    ///   - nextPageCursor: the cursor of the collection's next page (a page a fetch brought);
+    ///     `nil` for none.
     ///   - kept: the cached date and expiry to keep (a local edit, which is not a refresh);
     ///     `nil` dates the items now and takes the expiry from `timeToLive`.
     ///   - condition: checked inside the state lock just before the items replace what memory
@@ -328,7 +330,7 @@ public final class AppCache: Sendable {
     @discardableResult
     func save<Model: CacheableModel>(
         _ items: [Model], forKey key: String?, expiresAfter timeToLive: Duration?, pinned: Bool,
-        validators: CacheValidators?, session: CacheSession?, kept: (cachedDate: Date, expiry: Date?)? = nil,
+        validators: CacheValidators?, nextPageCursor: String? = nil, session: CacheSession?, kept: (cachedDate: Date, expiry: Date?)? = nil,
         onlyIf condition: ((State) -> Bool)? = nil, ifArchiveStill archive: ArchiveExpectation? = nil
     ) throws -> Date? {
         let info = typeInfo(Model.self)
@@ -349,6 +351,7 @@ public final class AppCache: Sendable {
             stalenessThreshold: info.threshold, decodedSize: encoded.decodedSize)
         record.isPinned = pinned
         record.validators = validators
+        record.nextPageCursor = nextPageCursor
         let type = ObjectIdentifier(Model.self)
         let writeThrough = configuration.writeBackDelay == .zero || archive != nil
 

@@ -93,6 +93,9 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// throws this code, memory is emptied and reads miss; `diagnostics` hears of it once.
         /// Reopen the cache with the new ``AppCache/Configuration/schemaVersion``.
         public static let versionRemoved = Code("versionRemoved")
+        /// ``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)`` found no cursor to go on
+        /// from: no first page was stored, or the last page was reached. Nothing was fetched.
+        public static let noNextPage = Code("noNextPage")
     }
 
     /// What went wrong.

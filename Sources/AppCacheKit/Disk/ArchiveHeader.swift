@@ -28,6 +28,10 @@ import Foundation
 /// and the `Last-Modified` value's at 72 (`0xFFFFFFFF`: none), the names at 76, and the two
 /// values, UTF-8, after the key.
 ///
+/// Format version 4, for a collection stored with the cursor of its next page (see
+/// ``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)``), is format 3 with the cursor's
+/// length at 76, the names at 80, and the cursor, UTF-8, after the validators.
+///
 /// Format version 1 (still read) lacks the threshold and the decoded size: its payload length
 /// is at 28, its CRC at 36, its name lengths at 40, its names at 52.
 ///
@@ -38,6 +42,8 @@ struct ArchiveHeader: Equatable, Sendable {
     static let currentFormatVersion: UInt16 = 2
     /// The format of an archive that holds validators.
     static let validatorsFormatVersion: UInt16 = 3
+    /// The format of an archive that holds a next page's cursor.
+    static let cursorFormatVersion: UInt16 = 4
 
     var formatVersion: UInt16 = currentFormatVersion
     var codec: UInt16
@@ -58,6 +64,8 @@ struct ArchiveHeader: Equatable, Sendable {
     /// The collection's HTTP validators (format 3); `nil` when it has none.
     var etag: String?
     var lastModified: String?
+    /// The cursor of the collection's next page (format 4); `nil` when it has none.
+    var cursor: String?
 
     /// The longest user id, cache name or key a header may hold, in UTF-8 bytes. A header
     /// claiming more is damage: reading it can never cost more than a few hundred kilobytes.
@@ -73,14 +81,17 @@ struct ArchiveHeader: Equatable, Sendable {
 
         var payloadChecksum: Int { payloadLength + 8 }
         var userLength: Int { payloadLength + 12 }
-        /// Where the validators' lengths are (format 3), just before the names.
-        var validatorLengths: Int? { names == 76 ? 68 : nil }
+        /// Where the validators' lengths are (formats 3 and 4), just before the names.
+        var validatorLengths: Int? { names >= 76 ? 68 : nil }
+        /// Where the cursor's length is (format 4).
+        var cursorLength: Int? { names >= 80 ? 76 : nil }
 
         static func of(_ version: UInt16) -> Offsets {
             switch version {
             case 1: Offsets(payloadLength: 28, names: 52)
             case 2: Offsets(payloadLength: 44, names: 68)
-            default: Offsets(payloadLength: 44, names: 76)
+            case 3: Offsets(payloadLength: 44, names: 76)
+            default: Offsets(payloadLength: 44, names: 80)
             }
         }
     }
@@ -139,10 +150,24 @@ struct ArchiveHeader: Equatable, Sendable {
         get { etag == nil && lastModified == nil ? nil : CacheValidators(etag: etag, lastModified: lastModified) }
         set {
             (etag, lastModified) = (newValue?.etag, newValue?.lastModified)
-            if formatVersion >= Self.currentFormatVersion {
-                formatVersion = etag == nil && lastModified == nil ? Self.currentFormatVersion : Self.validatorsFormatVersion
-            }
+            pickFormatVersion()
         }
+    }
+
+    /// The cursor of the next page; setting it picks the format version that holds it.
+    var nextPageCursor: String? {
+        get { cursor }
+        set {
+            cursor = newValue
+            pickFormatVersion()
+        }
+    }
+
+    /// The oldest format version since 2 that holds what the header has.
+    private mutating func pickFormatVersion() {
+        guard formatVersion >= Self.currentFormatVersion else { return }
+        formatVersion = cursor != nil ? Self.cursorFormatVersion
+            : etag == nil && lastModified == nil ? Self.currentFormatVersion : Self.validatorsFormatVersion
     }
 
     /// The header's bytes, checksum included, in its format version.
@@ -152,10 +177,11 @@ struct ArchiveHeader: Equatable, Sendable {
         let keyBytes = key.map { Array($0.utf8) }
         let etagBytes = formatVersion >= 3 ? etag.map { Array($0.utf8) } : nil
         let lastModifiedBytes = formatVersion >= 3 ? lastModified.map { Array($0.utf8) } : nil
+        let cursorBytes = formatVersion >= 4 ? cursor.map { Array($0.utf8) } : nil
         var out = [UInt8]()
         out.reserveCapacity(
             Self.fixedLength(formatVersion) + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0)
-                + (etagBytes?.count ?? 0) + (lastModifiedBytes?.count ?? 0) + 4)
+                + (etagBytes?.count ?? 0) + (lastModifiedBytes?.count ?? 0) + (cursorBytes?.count ?? 0) + 4)
         out.append(contentsOf: Self.magic)
         out.appendLittleEndian(formatVersion)
         out.appendLittleEndian(codec)
@@ -175,11 +201,15 @@ struct ArchiveHeader: Equatable, Sendable {
             out.appendLittleEndian(etagBytes.map { UInt32($0.count) } ?? UInt32.max)
             out.appendLittleEndian(lastModifiedBytes.map { UInt32($0.count) } ?? UInt32.max)
         }
+        if formatVersion >= 4 {
+            out.appendLittleEndian(cursorBytes.map { UInt32($0.count) } ?? UInt32.max)
+        }
         out.append(contentsOf: userBytes ?? [])
         out.append(contentsOf: nameBytes)
         out.append(contentsOf: keyBytes ?? [])
         out.append(contentsOf: etagBytes ?? [])
         out.append(contentsOf: lastModifiedBytes ?? [])
+        out.append(contentsOf: cursorBytes ?? [])
         out.appendLittleEndian(CRC32.checksum(out))
         return out
     }
@@ -224,6 +254,10 @@ struct ArchiveHeader: Equatable, Sendable {
             etag = try string(bytes.readLittleEndian(at: validatorLengths), nil)
             lastModified = try string(bytes.readLittleEndian(at: validatorLengths + 4), nil)
         }
+        var cursor: String?
+        if let cursorLength = offsets.cursorLength {
+            cursor = try string(bytes.readLittleEndian(at: cursorLength), nil)
+        }
         let expiry: Int64 = bytes.readLittleEndian(at: 20)
         var threshold: Int64?
         var decodedSize: UInt64?
@@ -246,7 +280,8 @@ struct ArchiveHeader: Equatable, Sendable {
             cacheName: cacheName,
             key: key,
             etag: etag,
-            lastModified: lastModified
+            lastModified: lastModified,
+            cursor: cursor
         )
         return (header, length)
     }
@@ -264,7 +299,7 @@ struct ArchiveHeader: Equatable, Sendable {
         }
         guard prefix[0] == magic[0], prefix[1] == magic[1], prefix[2] == magic[2], prefix[3] == magic[3] else { throw .notAnArchive }
         let formatVersion: UInt16 = prefix.readLittleEndian(at: 4)
-        guard (1...3).contains(formatVersion) else { throw .unsupportedFormat(formatVersion) }
+        guard (1...4).contains(formatVersion) else { throw .unsupportedFormat(formatVersion) }
         let offsets = Offsets.of(formatVersion)
         guard prefix.count >= offsets.names else { throw .truncated }
         func nameLength(at offset: Int, optional: Bool) throws(ArchiveDefect) -> Int {
@@ -277,6 +312,9 @@ struct ArchiveHeader: Equatable, Sendable {
             + nameLength(at: offsets.userLength + 8, optional: true)
         if let validatorLengths = offsets.validatorLengths {
             namesLength += try nameLength(at: validatorLengths, optional: true) + nameLength(at: validatorLengths + 4, optional: true)
+        }
+        if let cursorLength = offsets.cursorLength {
+            namesLength += try nameLength(at: cursorLength, optional: true)
         }
         return offsets.names + namesLength + 4
     }

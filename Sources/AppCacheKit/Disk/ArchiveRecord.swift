@@ -18,6 +18,9 @@ struct ArchiveRecord: Sendable {
     var decodedSize: Int? = nil
     /// The HTTP validators stored with the items; `nil` for none.
     var validators: CacheValidators? = nil
+    /// The cursor of the collection's next page; `nil` when it has none (not paged, or the end
+    /// reached).
+    var nextPageCursor: String? = nil
 
     /// Whether the items must no longer be returned at `now` (read only when an expiry
     /// applies: most collections have none, and a read of the clock is not free).

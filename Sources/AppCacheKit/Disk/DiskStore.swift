@@ -231,7 +231,7 @@ struct DiskStore: Sendable {
         let record = ArchiveRecord(
             payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: file.modificationDate,
             expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
-            decodedSize: header.plausibleDecodedSize, validators: header.validators)
+            decodedSize: header.plausibleDecodedSize, validators: header.validators, nextPageCursor: header.cursor)
         return .found(use(record, payload), identity: file.identity)
     }
 
@@ -257,6 +257,8 @@ struct DiskStore: Sendable {
             func fits(_ value: String?) -> String? { value.flatMap { $0.utf8.count <= ArchiveHeader.maximumNameLength ? $0 : nil } }
             return CacheValidators(etag: fits(validators.etag), lastModified: fits(validators.lastModified))
         }
+        // A cursor too long for a header is not kept: the collection then has no next page.
+        header.nextPageCursor = record.nextPageCursor.flatMap { $0.utf8.count <= ArchiveHeader.maximumNameLength ? $0 : nil }
         let headerBytes = header.encoded()
         do {
             let identity = try fileSystem.writeAtomically(
@@ -285,7 +287,7 @@ struct DiskStore: Sendable {
             ArchiveRecord(
                 payload: Data(), codec: header.codec, schemaVersion: header.schemaVersion, cachedDate: cachedDate,
                 expiry: header.expiry, isPinned: header.isPinned, stalenessThreshold: header.stalenessThreshold,
-                decodedSize: header.plausibleDecodedSize, validators: header.validators)
+                decodedSize: header.plausibleDecodedSize, validators: header.validators, nextPageCursor: header.cursor)
         }
 
         var archiveKey: ArchiveKey {

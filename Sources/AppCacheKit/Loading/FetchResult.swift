@@ -17,4 +17,9 @@ public enum FetchResult<Model: CacheableModel>: Sendable {
     /// The server said `304 Not Modified`: what is cached is current. The cached collection is
     /// re-dated as cached now, without rewriting its items.
     case notModified
+    /// The first page of a paged collection, with the cursor of the page after it (`nil`: the
+    /// end) and the validators the server sent: it replaces the collection (later pages go),
+    /// and ``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)`` appends from the cursor,
+    /// stored with the collection across relaunches.
+    case page([Model], next: String?, validators: CacheValidators? = nil)
 }

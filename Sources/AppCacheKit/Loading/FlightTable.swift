@@ -6,6 +6,8 @@ final class FlightTable: Sendable {
         var session: CacheSession
         var type: ObjectIdentifier
         var key: String?
+        /// For a next page's flight: the cursor it fetches from (`nil`: a refresh).
+        var pageCursor: String? = nil
     }
 
     private let flights = Locked<[Key: AnyObject]>([:])
