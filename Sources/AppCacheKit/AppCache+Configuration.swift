@@ -44,15 +44,37 @@ extension AppCache {
         public var diagnostics: (@Sendable (AppCacheError) -> Void)?
 
         /// The most memory the memory layer's collections take before it writes out (if dirty)
-        /// and drops its least recently used ones. Defaults to 8 MiB, about 130 collections of
-        /// 100 menu items.
+        /// and drops its least recently used ones. Defaults to ``defaultMemoryByteLimit``, sized
+        /// from the device.
         ///
         /// A collection counts the memory its decoded items take (estimated when they are
         /// encoded, and recorded in the archive), plus its encoded bytes while it waits to be
         /// written. Filled to the limit, the process's resident memory grows by about the limit
         /// (1.02x to 1.09x, measured with `AppCacheBenchmarks resident-per-limit`). A single
         /// collection larger than the limit goes straight to disk.
-        public var memoryByteLimit: Int = 8 << 20
+        public var memoryByteLimit: Int = Configuration.defaultMemoryByteLimit
+
+        /// The default ``memoryByteLimit``, from the device: in an app, 1/256 of its physical
+        /// memory, at least 16 MiB and at most 64 MiB (16 MiB on a 4 GB phone, 24 MiB on 6 GB,
+        /// 32 MiB on 8 GB); in an app extension, 4 MiB.
+        ///
+        /// Why: a real feed must fit. A Mastodon client's 800-status timeline takes about 8 MiB
+        /// decoded, which a fixed 8 MiB default could not hold, so it was decoded from disk
+        /// (25-46 ms) on every read. iOS terminates an app far above that (its limit is around
+        /// half the device's memory), so 1/256 leaves the app's own memory alone; the ceiling
+        /// keeps a Mac or a server from caching more than a phone app would ever read back. App
+        /// extensions live under limits of a few tens of megabytes (a widget's is about 30 MB),
+        /// so they keep a small default.
+        public static var defaultMemoryByteLimit: Int {
+            memoryByteLimit(physicalMemory: ProcessInfo.processInfo.physicalMemory, isAppExtension: runsInAppExtension)
+        }
+
+        /// The default ``memoryByteLimit`` for a device of `physicalMemory` bytes.
+        static func memoryByteLimit(physicalMemory: UInt64, isAppExtension: Bool) -> Int {
+            if isAppExtension { return 4 << 20 }
+            let share = Int(clamping: physicalMemory / 256)
+            return min(max(share, 16 << 20), 64 << 20)
+        }
 
         /// The most collections the memory layer holds. Defaults to 1,000. Zero keeps nothing
         /// in memory: every collection is written as soon as it is cached.
@@ -151,7 +173,10 @@ extension AppCache {
 
         /// Whether the process is an app extension, whose caches enforce the app's disk budget
         /// rather than set it (see ``diskByteLimit``); tests play one.
-        var isAppExtension = Bundle.main.bundleURL.pathExtension == "appex"
+        var isAppExtension = Configuration.runsInAppExtension
+
+        /// Whether this process is an app extension (its bundle is an `.appex`).
+        static var runsInAppExtension: Bool { Bundle.main.bundleURL.pathExtension == "appex" }
 
         /// The background activity every locked batch runs inside (see ``SuspensionGate``): the
         /// platform's; tests stand in for the system with their own.

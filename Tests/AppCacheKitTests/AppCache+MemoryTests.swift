@@ -403,3 +403,21 @@ struct AppCacheMemoryTests {
         #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 1)])
     }
 }
+
+/// The default memory limit is sized from the device, so a real feed fits.
+@Suite struct DefaultMemoryLimitTests {
+    @Test func aShareOfPhysicalMemoryWithAFloorAndACeiling() {
+        let gigabyte: UInt64 = 1 << 30
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 2 * gigabyte, isAppExtension: false) == 16 << 20, "the floor")
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 4 * gigabyte, isAppExtension: false) == 16 << 20)
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 6 * gigabyte, isAppExtension: false) == 24 << 20)
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 8 * gigabyte, isAppExtension: false) == 32 << 20)
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 64 * gigabyte, isAppExtension: false) == 64 << 20, "the ceiling")
+        #expect(AppCache.Configuration.memoryByteLimit(physicalMemory: 8 * gigabyte, isAppExtension: true) == 4 << 20, "extensions stay small")
+        // An 800-status timeline (about 8 MiB decoded) fits the default of any app.
+        #expect(AppCache.Configuration(schemaVersion: "1").memoryByteLimit >= 16 << 20)
+        var explicit = AppCache.Configuration(schemaVersion: "1")
+        explicit.memoryByteLimit = 8 << 20
+        #expect(explicit.memoryByteLimit == 8 << 20, "an explicit limit stays as it is")
+    }
+}

@@ -6,8 +6,9 @@ import Testing
 
 /// Declared model upgrades: archives of older versions read as current items, written back
 /// once; chains, throwing conversions, newer versions, pinned archives that cannot be read yet,
-/// and a model changed without a bump, reported with where decoding failed.
-@Suite struct AppCacheUpgradeTests {
+/// and a model changed without a bump, reported with where decoding failed. Serialized: one test
+/// counts the conversions of a type the others convert too.
+@Suite(.serialized) struct AppCacheUpgradeTests {
     // Version 1 of a note: minutes as a Double, named `text`.
     struct NoteV1: Codable, Sendable {
         var text: String
