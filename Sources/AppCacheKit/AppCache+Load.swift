@@ -66,6 +66,17 @@ extension AppCache {
         retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        loadWithContext(Model.self, forKey: key, policy: policy, retry: retry) { context in try await fetch(context.validators) }
+    }
+
+    // MARK: - Internal
+
+    /// ``load(_:forKey:policy:retry:fetch:)`` whose fetch gets a ``LoadContext``: the cached
+    /// items of the user the fetch is for, with their validators.
+    func loadWithContext<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String?, policy: LoadPolicy, retry: RetryPolicy,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
         // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
         // and no fetch. It is given without a task, from a stream that hands it over without
         // suspending its consumer.
@@ -94,8 +105,6 @@ extension AppCache {
         return stream
     }
 
-    // MARK: - Internal
-
     /// What a load found cached, and what a refresh keeps of it.
     struct CachedForLoad<Model: CacheableModel> {
         var loaded: LoadedItems<Model>
@@ -109,7 +118,7 @@ extension AppCache {
     /// The steps of a load, on the load's own task.
     func runLoad<Model: CacheableModel>(
         _ type: Model.Type, key: String?, policy: LoadPolicy, retry: RetryPolicy = .none, session: CacheSession, switches: UInt64,
-        fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: (LoadedItems<Model>) -> Void
     ) async throws {
         var cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
@@ -130,11 +139,13 @@ extension AppCache {
         if Task.isCancelled { return }
         let validators = cached?.validators
         let isPinned = cached?.isPinned ?? false
+        let cachedItems = cached?.loaded.items
         let outcome = await flights.join(
             FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
         ) { [self] in
-            await performFetch(
-                Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry, fetch: fetch)
+            await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry) {
+                validators in try await fetch(LoadContext(cachedItems: cachedItems, validators: validators))
+            }
         }
         switch outcome {
         case .items(let items, let cachedDate):

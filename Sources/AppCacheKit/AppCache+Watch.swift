@@ -60,6 +60,30 @@ extension AppCache {
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
         let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
+        let stop = startWatch(
+            Model.self, key: key, policy: policy, fetchesFirst: true, refresh: refresh, retry: retry, fetch: fetch,
+            yield: { loaded in if let loaded { continuation.yield(loaded) } },
+            finish: { error in continuation.finish(throwing: error) })
+        continuation.onTermination = { _ in stop() }
+        return stream
+    }
+
+    // MARK: - Internal
+
+    /// Runs a watch (see ``watch(_:forKey:policy:refresh:retry:fetch:)``) on a task of its own.
+    ///
+    /// - Parameters:
+    ///   - fetchesFirst: whether the first look may fetch as `policy` says (`false`: only
+    ///     triggers and invalidations fetch, a ``CachedQuery`` whose `refresh()` loads).
+    ///   - yield: each new value; `nil` when the collection went (removed, expired, a switch to
+    ///     a user who has none).
+    ///   - finish: the end, with the error that ended it.
+    /// - Returns: what stops the watch.
+    func startWatch<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, policy: LoadPolicy, fetchesFirst: Bool, refresh: RefreshTriggers, retry: RetryPolicy,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
+    ) -> @Sendable () -> Void {
         let signal = ChangeSignal()
         let observer = observers.add(cacheName: typeInfo(Model.self).cacheName, key: key, signal: signal)
         let trigger = refreshTriggers.register(refresh, signal: signal)
@@ -67,11 +91,11 @@ extension AppCache {
         if refresh.onReconnect { startPathMonitorIfNeeded() }
         let task = Task.detached { [weak self] in
             var watch = WatchState<Model>(policy: policy, every: refresh.every)
+            watch.fetchesFirst = fetchesFirst
             do {
                 while !Task.isCancelled {
                     guard let self else { break }
-                    let timeout = try await step(
-                        &watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: { continuation.yield($0) })
+                    let timeout = try await step(&watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: yield)
                     if Task.isCancelled { break }
                     if watch.again {
                         watch.again = false
@@ -79,20 +103,17 @@ extension AppCache {
                     }
                     await signal.wait(timeout: timeout)
                 }
-                continuation.finish()
+                finish(nil)
             } catch {
-                continuation.finish(throwing: error)
+                finish(error)
             }
         }
-        continuation.onTermination = { [weak self] _ in
+        return { [weak self] in
             task.cancel()
             self?.observers.remove(observer)
             self?.refreshTriggers.remove(trigger)
         }
-        return stream
     }
-
-    // MARK: - Internal
 
     /// What a watch knows between its steps.
     struct WatchState<Model: CacheableModel> {
@@ -111,6 +132,11 @@ extension AppCache {
         var fetchedDate: Date?
         /// Whether to step again at once (an invalidation came during the flight).
         var again = false
+        /// Whether the first look may fetch as `policy` says.
+        var fetchesFirst = true
+        /// When this watch last started a fetch, in milliseconds since 1970 (as invalidations
+        /// are recorded).
+        var lastFetchStart: Int64?
 
         init(policy: LoadPolicy, every: Duration?) {
             self.policy = policy
@@ -125,7 +151,7 @@ extension AppCache {
     func step<Model: CacheableModel>(
         _ watch: inout WatchState<Model>, key: String?, retry: RetryPolicy, trigger: UInt64,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
-        yield: (LoadedItems<Model>) -> Void
+        yield: (LoadedItems<Model>?) -> Void
     ) async throws -> Duration? {
         func answer(_ observed: Observed<Model>, source: LoadedItems<Model>.Source? = nil, refreshError: (any Error)? = nil) -> LoadedItems<Model>? {
             guard let items = observed.items, let cachedDate = observed.cachedDate else { return nil }
@@ -137,12 +163,14 @@ extension AppCache {
 
         // 1. Look.
         if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key) }), observed.differs(from: watch.last) {
-            if watch.isFirst && watch.policy == .fetchFirst {
+            if watch.isFirst && watch.fetchesFirst && watch.policy == .fetchFirst {
                 watch.held = observed
             } else {
                 if let loaded = answer(observed) {
                     yield(loaded)
                     watch.yieldedAny = true
+                } else if watch.last?.items != nil {
+                    yield(nil)  // the collection went
                 }
                 watch.last = observed
             }
@@ -155,15 +183,22 @@ extension AppCache {
         let cachedDate = shown?.items == nil ? nil : shown?.cachedDate
         let stale = cachedDate.map { isStale(Model.self, key: key, cachedAt: $0) } ?? true
         var shouldFetch: Bool
-        if watch.isFirst {
+        if watch.isFirst && !watch.fetchesFirst {
+            shouldFetch = false
+        } else if watch.isFirst {
             switch watch.policy {
             case .staleWhileRevalidate: shouldFetch = stale
             case .cacheFirst: shouldFetch = cachedDate == nil
             case .fetchFirst: shouldFetch = true
             }
         } else {
-            shouldFetch = (cachedDate.map { isInvalidated(Model.self, key: key, cachedAt: $0) } ?? false)
-                || ((marks.foreground || marks.reconnect) && stale)
+            // Invalidated since it was cached, and since this watch last fetched (a fetch in the
+            // very moment of the invalidation answered it already).
+            let latest = latestInvalidation(of: Model.self, key: key)
+            let invalidated = latest.map { latest in
+                cachedDate.map { InvalidationLog.milliseconds($0) <= latest } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
+            } ?? false
+            shouldFetch = invalidated || ((marks.foreground || marks.reconnect) && stale)
         }
         let polling = watch.every.map { _ in !refreshTriggers.isInBackground } ?? false
         if let every = watch.every, polling, ContinuousClock.now - watch.pollFrom >= every { shouldFetch = true }
@@ -172,6 +207,7 @@ extension AppCache {
         // 3. Fetch.
         if shouldFetch {
             let startedAt = configuration.now()
+            watch.lastFetchStart = InvalidationLog.milliseconds(startedAt)
             let (session, switches) = state.withLock { ($0.session, $0.sessions.switches) }
             let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
             let outcome = await flights.join(
@@ -218,23 +254,19 @@ extension AppCache {
         return timeout
     }
 
-    /// Whether the current user's collection of `Model` under `key`, cached at `date`, is
-    /// invalidated (``invalidate(_:forKey:)``).
-    func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, cachedAt date: Date) -> Bool {
+    /// The latest invalidation of the current user's collection of `Model` under `key`, in
+    /// milliseconds since 1970; `nil` when none was recorded.
+    func latestInvalidation<Model: CacheableModel>(of type: Model.Type, key: String?) -> Int64? {
         let log = currentInvalidations()
-        guard !log.records.isEmpty else { return false }
+        guard !log.records.isEmpty else { return nil }
         let user = state.withLock { $0.user }
-        return log.invalidates(ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key), cachedAt: date)
+        return log.latestInvalidation(of: ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key))
     }
 
     /// Whether an invalidation of the current user's collection of `Model` under `key` was
-    /// recorded at or after `moment`.
+    /// recorded after `moment` (one in the same millisecond counts as answered).
     func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, since moment: Date) -> Bool {
-        let log = currentInvalidations()
-        guard !log.records.isEmpty else { return false }
-        let user = state.withLock { $0.user }
-        let latest = log.latestInvalidation(of: ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key))
-        return latest.map { $0 >= InvalidationLog.milliseconds(moment) } ?? false
+        latestInvalidation(of: Model.self, key: key).map { $0 > InvalidationLog.milliseconds(moment) } ?? false
     }
 
     /// Starts the system's network path monitor once (Apple platforms): the network coming

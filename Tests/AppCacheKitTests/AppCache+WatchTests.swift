@@ -200,4 +200,25 @@ import Testing
         #expect(await eventually { empty.error != nil })
         #expect(empty.error is Down)
     }
+
+    /// A fetch stored in the very millisecond of the invalidation answers it: no refetch loop.
+    @Test func aFetchInTheMomentOfTheInvalidationAnswersIt() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(0)])
+        let fetches = Locked(0)
+        let seen = StreamRecorder(cache.watch(Note.self, refresh: .none, retry: .none) { _ in
+            fetches.withLock { $0 += 1 }
+            return .items([Note.make(1)])  // the clock stands still
+        })
+        defer { seen.stop() }
+        #expect(await eventually { seen.seen.count == 1 })
+        fixture.clock.advance(by: .seconds(1))
+        try cache.invalidate(Note.self)
+        #expect(await eventually { seen.last?.items.map(\.id) == [1] })
+        let looks = cache.observers.looks
+        cache.observers.notifyAll()
+        #expect(await eventually { cache.observers.looks > looks })
+        #expect(fetches.withLock { $0 } == 1)
+    }
 }

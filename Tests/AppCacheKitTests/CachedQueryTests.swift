@@ -125,3 +125,32 @@ struct CachedQueryTests {
     }
 }
 #endif
+
+#if canImport(Observation)
+/// A query is built on a watch: invalidation and triggers refetch while it lives, and its fetch
+/// gets the cached items it starts from.
+@MainActor
+struct CachedQueryWatchTests {
+    @Test func anInvalidationRefetchesWhileTheQueryLivesWithTheCachedItemsAsContext() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        try cache.cacheItems([Note.make(1)])
+        let contexts = Locked<[[Int]?]>([])
+        let clock = fixture.clock
+        let query = CachedQuery(cache: cache, Note.self, refresh: .none, retry: .none) { context in
+            contexts.withLock { $0.append(context.cachedItems?.map(\.id)) }
+            clock.advance(by: .milliseconds(1))  // a request takes time
+            return .items([Note.make(2)])
+        }
+        await query.refresh()
+        #expect(query.items?.map(\.id) == [1], "fresh: the refresh did not fetch")
+        #expect(contexts.withLock { $0 }.isEmpty, "making and refreshing a fresh query fetched nothing")
+
+        fixture.clock.advance(by: .seconds(1))
+        try cache.invalidate(Note.self)
+        #expect(await eventually { query.items?.map(\.id) == [2] })
+        #expect(contexts.withLock { $0 } == [[1]])
+        #expect(query.isStale == false)
+    }
+}
+#endif
