@@ -6,11 +6,11 @@ import Foundation
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
 /// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk,
-/// cross-process, upgrade.
+/// cross-process, upgrade, watch.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch",
     ]
 
     static func main() throws {
@@ -93,6 +93,7 @@ struct AppCacheBenchmarks {
             case "slow-disk": try scenarios.slowDisk()
             case "cross-process": try scenarios.crossProcess()
             case "upgrade": try scenarios.upgrade()
+            case "watch": try scenarios.watch()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or

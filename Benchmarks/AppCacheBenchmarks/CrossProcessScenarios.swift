@@ -40,12 +40,17 @@ extension Scenarios {
             return value
         }
         let observing = try wakeUps("idle")
+        let watching = try wakeUps("idle-watch")
         let baseline = try wakeUps("idle-baseline")
         let idleBenchmark = "cross-process: wake-ups (voluntary context switches) of an idle process over \(idleSeconds) s"
         report.addValue(idleBenchmark, subject: "following a collection with updates", unit: "", value: observing)
         report.addValue(idleBenchmark, subject: "the same process, following nothing", unit: "", value: baseline)
         report.addValue(
             idleBenchmark, subject: "added by the idle updates stream", unit: "", value: max(observing - baseline, 0),
+            baseline: ("the goal", 2), goal: 1.0)
+        report.addValue(idleBenchmark, subject: "watching a collection (default triggers, no polling)", unit: "", value: watching)
+        report.addValue(
+            idleBenchmark, subject: "added by the idle watch", unit: "", value: max(watching - baseline, 0),
             baseline: ("the goal", 2), goal: 1.0)
         #else
         emit("\ncross-process: not measured (child processes and /proc are Linux-only here)")
@@ -104,7 +109,7 @@ extension Scenarios {
                 try cache.cacheItems([Stamp(sequence: sequence)], forKey: "live")
                 print(sequence, monotonicNanoseconds())
             }
-        case "idle", "idle-baseline":
+        case "idle", "idle-baseline", "idle-watch":
             try cache.cacheItems([Stamp(sequence: 0)], forKey: "live")
             let first = FirstValue()
             // The baseline: the same process, its task waiting on a stream that never yields
@@ -114,7 +119,23 @@ extension Scenarios {
                 continuation.yield(nil)
                 quietContinuation = continuation  // kept: a released continuation ends the stream
             }
-            let stream = arguments[0] == "idle" ? cache.updates(of: Stamp.self, forKey: "live") : quiet
+            let stream: AsyncStream<[Stamp]?>
+            switch arguments[0] {
+            case "idle": stream = cache.updates(of: Stamp.self, forKey: "live")
+            case "idle-watch":
+                // The watch's values as an updates stream's: what it yields, mapped.
+                let watch = cache.watch(Stamp.self, forKey: "live", retry: .none) { _ in .notModified }
+                stream = AsyncStream { continuation in
+                    let task = Task {
+                        do {
+                            for try await loaded in watch { continuation.yield(loaded.items) }
+                        } catch {}
+                        continuation.finish()
+                    }
+                    continuation.onTermination = { _ in task.cancel() }
+                }
+            default: stream = quiet
+            }
             let following = Task.detached {
                 var signalled = false
                 for await _ in stream where !signalled {

@@ -1,0 +1,73 @@
+import AppCacheKit
+import Foundation
+import MenuModel
+
+extension Scenarios {
+    /// What a `watch` adds over `updates` on a change: both follow one collection that another
+    /// instance rewrites; for each change, the delay from the write returning to each stream
+    /// yielding it (the watch also judges staleness and its triggers on every look).
+    func watch() throws {
+        let cacheRoot = root("watch")
+        var settings = configuration(cacheRoot)
+        settings.writeBackDelay = .zero
+        let writer = try AppCache(configuration: settings)
+        let reader = try AppCache(configuration: settings)
+        try writer.cacheItems([Stamp(sequence: 0)], forKey: "live")
+        let changes = quick ? 20 : 200
+        let updatesArrivals = StampArrivals()
+        let watchArrivals = StampArrivals()
+        let following = Task.detached {
+            for await items in reader.updates(of: Stamp.self, forKey: "live") {
+                if let sequence = items?.first?.sequence { updatesArrivals.arrived(sequence) }
+            }
+        }
+        let watching = Task.detached {
+            let stream = reader.watch(Stamp.self, forKey: "live", refresh: .none, retry: .none) { _ in .notModified }
+            for try await loaded in stream {
+                if let sequence = loaded.items.first?.sequence { watchArrivals.arrived(sequence) }
+            }
+        }
+        defer {
+            following.cancel()
+            watching.cancel()
+        }
+        Thread.sleep(forTimeInterval: 0.2)  // both streams' first look
+        var random = SeededRandom(seed: 11)
+        var written: [Int: UInt64] = [:]
+        for sequence in 1...changes {
+            try writer.cacheItems([Stamp(sequence: sequence)], forKey: "live")
+            written[sequence] = Scenarios.monotonicNanoseconds()
+            usleep(UInt32(3_000 + random.next() % 7_000))
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        func delays(_ arrivals: StampArrivals) -> [Double] {
+            written.compactMap { sequence, at in arrivals.time(of: sequence).map { $0 >= at ? Double($0 - at) / 1e3 : nil } ?? nil }.sorted()
+        }
+        let viaUpdates = delays(updatesArrivals)
+        let viaWatch = delays(watchArrivals)
+        guard !viaUpdates.isEmpty, !viaWatch.isEmpty else { throw BenchmarkFailure("the streams saw no change") }
+        let benchmark = "watch: another instance's write reaching a watch, beside an updates stream of the same collection (\(changes) changes, 3 to 10 ms apart)"
+        let updatesMedian = viaUpdates[viaUpdates.count / 2]
+        report.addValue(benchmark, subject: "updates, median", unit: "µs", value: updatesMedian)
+        report.addValue(
+            benchmark, subject: "watch, median", unit: "µs", value: viaWatch[viaWatch.count / 2], baseline: ("updates, median", updatesMedian),
+            goal: nil)
+        report.addValue(benchmark, subject: "watch, 99th percentile", unit: "µs", value: viaWatch[min(viaWatch.count - 1, viaWatch.count * 99 / 100)])
+        report.addValue(benchmark, subject: "changes the watch saw (the rest coalesced)", unit: "", value: Double(viaWatch.count))
+    }
+}
+
+/// When a stream first saw each stamp, on the monotonic clock.
+final class StampArrivals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [Int: UInt64] = [:]
+
+    func arrived(_ sequence: Int) {
+        let now = Scenarios.monotonicNanoseconds()
+        lock.withLock { if times[sequence] == nil { times[sequence] = now } }
+    }
+
+    func time(of sequence: Int) -> UInt64? {
+        lock.withLock { times[sequence] }
+    }
+}
