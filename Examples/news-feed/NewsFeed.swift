@@ -14,7 +14,7 @@ import MenuModel
 struct NewsFeed {
     static let usage = """
         usage: news-feed [--root DIR] [--user NAME] [--edition N] [--offline] [--force-stale]
-                         [--server-delay MS] [--posts N]
+                         [--server-delay MS] [--posts N] [--live]
 
           --root DIR          cache directory (default: <temporary directory>/news-feed-cache)
           --user NAME         whose feed (default: reader)
@@ -24,6 +24,8 @@ struct NewsFeed {
           --force-stale       treat cached posts as stale, so they are shown and then refreshed
           --server-delay MS   how long the server takes to answer (default: 300)
           --posts N           how many posts an edition has (default: 8)
+          --live              the rest of the model layer instead: a paged timeline, a polled
+                              live score, headlines refetched when the network comes back
         """
 
     static func main() async {
@@ -53,6 +55,11 @@ struct NewsFeed {
         }
         configuration.diagnostics = { problem in printError("[cache] recovered: \(problem.message)") }
         let cache = try AppCache(configuration: configuration)
+        if options.live {
+            print("News feed, live: user \(options.user), cache \(options.root.path(percentEncoded: false))")
+            try await LiveFeed.run(cache: cache, delay: options.serverDelay)
+            return
+        }
         let server = NewsServer(
             edition: options.edition, postCount: options.posts, offline: options.offline, delay: options.serverDelay)
         print("News feed: user \(options.user), server edition \(options.edition)\(options.offline ? ", offline" : ""), cache \(options.root.path(percentEncoded: false))")
@@ -179,6 +186,7 @@ struct Options {
     var forceStale = false
     var serverDelay = Duration.milliseconds(300)
     var posts = 8
+    var live = false
     var help = false
 
     struct Invalid: Error, CustomStringConvertible {
@@ -206,6 +214,7 @@ struct Options {
             case "--force-stale": forceStale = true
             case "--server-delay": serverDelay = .milliseconds(try count(for: argument))
             case "--posts": posts = try count(for: argument)
+            case "--live": live = true
             case "--help", "-h": help = true
             default: throw Invalid(description: "unknown option '\(argument)'")
             }

@@ -85,3 +85,6 @@ extension FeedPost {
         }
     }
 }
+
+/// Posts are identified by their server id: a page that brings a post again replaces it.
+extension FeedPost: Identifiable {}

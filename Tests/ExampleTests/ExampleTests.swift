@@ -185,6 +185,21 @@ struct ExampleTests {
         #expect(lines.last == "  on disk: version-2/user-alice/MenuItems.archive (model v1)")
     }
 
+    @Test func newsFeedLivePagesPollsAndRefetchesOnReconnect() async throws {
+        let scratch = try Scratch()
+        let result = try await newsFeed.run(["--root", scratch.cacheRoot, "--live", "--server-delay", "5"], scratch: scratch.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(Array(lines.filter { $0.hasPrefix("[timeline]") }) == [
+            "[timeline] 5 posts, page 1; more: yes",
+            "[timeline] 10 posts after page 2; more: yes",
+            "[timeline] 15 posts after page 3; more: no",
+        ])
+        #expect(lines.filter { $0.hasPrefix("[live]") } == ["[live] 1 likes (poll 1)", "[live] 2 likes (poll 2)", "[live] 3 likes (poll 3)"])
+        #expect(lines.contains("[headlines] keeps 3 cached, stale: true; the refetch failed: the server cannot be reached (offline)"))
+        #expect(lines.last == "[headlines] 4 from the server after the reconnect (fetch)")
+    }
+
     @Test func spillToDiskShowsSpillsWithOriginalDatesAndReadsBack() async throws {
         let scratch = try Scratch()
         let result = try await ExampleProgram(name: "spill-to-disk").run(["--root", scratch.cacheRoot], scratch: scratch.url)
