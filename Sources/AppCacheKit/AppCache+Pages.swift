@@ -22,8 +22,8 @@ extension AppCache {
     /// func showMore() async throws {
     ///     guard cache.hasNextPage(Post.self, forKey: "timeline") else { return }
     ///     let all = try await cache.loadNextPage(Post.self, forKey: "timeline", maxCount: 800) { cursor in
-    ///         let response = try await api.timeline(maxID: cursor)
-    ///         return Page(items: response.posts, next: response.posts.last?.id)
+    ///         let posts = try await api.timeline(maxID: cursor)
+    ///         return Page(items: posts, next: posts.last.map { String($0.id) })
     ///     }
     ///     show(all.items)
     /// }

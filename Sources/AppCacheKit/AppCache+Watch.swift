@@ -31,10 +31,11 @@ extension AppCache {
     /// signs in meanwhile.
     ///
     /// ```swift
-    /// for try await feed in cache.watch(Post.self, forKey: "live", refresh: .init(every: .seconds(30))) { context in
+    /// let live = cache.watch(Post.self, forKey: "live", refresh: .init(every: .seconds(30))) { context in
     ///     let newer = try await api.posts(since: context.cachedItems?.first?.id)
     ///     return .items(newer + (context.cachedItems ?? []))
-    /// } {
+    /// }
+    /// for try await feed in live {
     ///     show(feed.items)
     /// }
     /// ```

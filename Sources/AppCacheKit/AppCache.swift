@@ -49,7 +49,7 @@ public final class AppCache: Sendable {
     /// Wakes the observers when another process or instance changes the disk; started by the
     /// first `updates` stream.
     let watcher: ChangeWatcher
-    /// The fetches of ``load(_:forKey:policy:fetch:)`` under way, shared by equal loads.
+    /// The fetches of ``load(_:forKey:policy:retry:fetch:)`` under way, shared by equal loads.
     let flights = FlightTable()
 
     struct State {
