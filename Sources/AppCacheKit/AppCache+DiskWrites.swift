@@ -23,8 +23,12 @@ extension AppCache {
     func withDiskWrites<Result>(_ body: (inout DiskWriter.Batch) throws -> Result) throws -> Result {
         var problems: [AppCacheError] = []
         var changed = false
-        var trashes: [String] = []
         defer {
+            // What this batch's wipes moved out of view (at its start, or before a write).
+            let trashes = state.withLock { state in
+                defer { state.trashesToDelete = [] }
+                return state.trashesToDelete
+            }
             problems += trashes.compactMap { disk.store.deleteTrash($0) }
             if changed { observers.notifyAll() }
             reportAll(problems)
@@ -32,7 +36,7 @@ extension AppCache {
         if let removal = state.withLock({ $0.versionRemoval }) { throw removal }
         do {
             return try disk.batch(problems: &problems, changed: &changed) { batch in
-                trashes = performDueWipes(&batch)
+                performDueWipes(&batch)
                 recordDueSignedInUser(&batch)
                 return try body(&batch)
             }
@@ -55,19 +59,24 @@ extension AppCache {
         observers.notifyAll()
     }
 
-    /// Moves the user directories of removals still due out of view, in `batch`.
+    /// Moves the user directories of removals still due out of view, in `batch`; the trash
+    /// directories go to ``State/trashesToDelete``, deleted once no lock is held.
     ///
-    /// - Returns: the trash directories to delete once no lock is held.
-    private func performDueWipes(_ batch: inout DiskWriter.Batch) -> [String] {
-        let due = state.withLock { $0.dueWipes }
-        guard !due.isEmpty else { return [] }
+    /// Every batch does it first, and every archive write again just before it writes, with
+    /// the removals due when it took its entries from memory (`due`): a removal may come while
+    /// a batch runs, on another thread, and a user's entries in memory then are newer than it
+    /// (a removal takes its user's entries out of memory), so their archives must not be wiped
+    /// by the next batch.
+    func performDueWipes(_ batch: inout DiskWriter.Batch, _ snapshot: DueWipes? = nil) {
+        let due = snapshot ?? state.withLock { $0.dueWipes }
+        guard !due.isEmpty else { return }
         var directories = due.directories
         if due.allUsers {
             do {
                 directories.formUnion(try disk.store.userDirectories())
             } catch {
                 batch.report(error)
-                return []
+                return
             }
         }
         var trashes: [String] = []
@@ -84,8 +93,10 @@ extension AppCache {
                 }
             }
         }
-        state.withLock { $0.dueWipes.didWipe(wiped, allUsers: due.allUsers && wiped.count == directories.count) }
-        return trashes
+        state.withLock { state in
+            state.dueWipes.didWipe(wiped, allUsers: due.allUsers && wiped.count == directories.count)
+            state.trashesToDelete += trashes
+        }
     }
 
     /// Records the signed-in user a switch, sign-out or removal left due (see

@@ -91,7 +91,10 @@ extension AppCache {
         guard !keys.isEmpty else { return [] }
         do {
             return try withDiskWrites { batch in
-                write(state.withLock { $0.memory.detachedEntries(keys) }, spilled: true, &batch)
+                // A removal that came since the batch began goes first: these entries are newer.
+                let (entries, due) = state.withLock { ($0.memory.detachedEntries(keys), $0.dueWipes) }
+                performDueWipes(&batch, due)
+                return write(entries, spilled: true, &batch)
             }
         } catch {
             return unwritten(count: keys.count, because: error)
@@ -106,7 +109,9 @@ extension AppCache {
     func writeDirtyEntries(until shouldStop: () -> Bool = { false }) -> [AppCacheError] {
         do {
             return try withDiskWrites { batch in
-                write(state.withLock { $0.memory.dirtyEntries() }, spilled: false, until: shouldStop, &batch)
+                let (entries, due) = state.withLock { ($0.memory.dirtyEntries(), $0.dueWipes) }
+                performDueWipes(&batch, due)
+                return write(entries, spilled: false, until: shouldStop, &batch)
             }
         } catch {
             return unwritten(count: state.withLock { $0.memory.dirtyCount }, because: error)

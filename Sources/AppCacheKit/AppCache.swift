@@ -72,6 +72,8 @@ public final class AppCache: Sendable {
         var spillScheduled = false
         /// Removals whose archives are still to leave the disk.
         var dueWipes = DueWipes()
+        /// Trash directories a batch's wipes made, deleted when it ends.
+        var trashesToDelete: [String] = []
         /// The signed-in user still to be recorded in the root for following extensions
         /// (`.some(nil)`: signed out); `nil` when nothing is to be recorded.
         var signedInUserDue: String??
@@ -381,7 +383,9 @@ public final class AppCache: Sendable {
         /// no longer current.
         func writeUnderDiskLock() throws -> Bool {
             try withDiskWrites { batch -> Bool in
-                let (user, slot, target) = state.withLock { ($0.user, $0.userSlot, destination($0)) }
+                // A removal that came since the batch began goes first: these items are newer.
+                let (user, slot, target, due) = state.withLock { ($0.user, $0.userSlot, destination($0), $0.dueWipes) }
+                performDueWipes(&batch, due)
                 switch target {
                 case .versionRemoved:
                     throw state.withLock { $0.versionRemoval }!

@@ -123,3 +123,48 @@ import Darwin
         #expect(store.deleteTrash(trash) == nil)
     }
 }
+
+/// A removal that comes while a batch runs on another thread never wipes what was cached after
+/// it: the batch carries out the removal before it writes the newer items.
+@Suite struct AppCacheRemovalDuringABatchTests {
+    @Test func itemsCachedAfterARemovalThatCameMidBatchSurviveTheRemoval() throws {
+        let fixture = try Fixture()
+        let armed = TestLock(false)
+        let during = TestLock<(@Sendable () -> Void)?>(nil)
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil)) { operation, path in
+            // The flush's batch writes the signed-in user's record (a temporary file at the top of
+            // the version directory) after its start-of-batch wipes and before it takes its entries.
+            if operation == .createFile, !path.contains("/user-"), armed.withLock({ let was = $0; $0 = false; return was }) {
+                during.withLock { $0 }?()
+            }
+            return nil
+        }
+        try cache.cacheItems([Plain(value: 1)], forKey: "k0")
+        try cache.flush()
+        try cache.switchUser(to: "bob")
+        cache.waitForBackgroundWork()
+
+        // Hold the write-back thread, so that the flush below is the batch that writes the
+        // signed-in record the next switch leaves due.
+        let release = DispatchSemaphore(value: 0)
+        cache.writeBackQueue.async { release.wait() }
+        try cache.switchUser(to: "alice")
+        during.withLock {
+            $0 = {
+                // Mid-batch, from "another thread": alice's data is removed, she signs in again
+                // and caches newer items.
+                try? cache.removeUser("alice")
+                try? cache.switchUser(to: "alice")
+                try? cache.cacheItems([Plain(value: 2)], forKey: "k0")
+            }
+        }
+        armed.withLock { $0 = true }
+        try cache.flush()
+        release.signal()
+        cache.waitForBackgroundWork()
+
+        #expect(!armed.withLock { $0 }, "the removal came mid-batch")
+        #expect(try cache.getCachedItems(Plain.self, forKey: "k0") == [Plain(value: 2)])
+        #expect(try fixture.openCache().getCachedItems(Plain.self, forKey: "k0") == [Plain(value: 2)], "on disk after the removal's batch")
+    }
+}
