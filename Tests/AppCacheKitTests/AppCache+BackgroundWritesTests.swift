@@ -150,12 +150,13 @@ import Darwin
         cache.writeBackQueue.async { release.wait() }
         try cache.switchUser(to: "alice")
         during.withLock {
-            $0 = {
+            // (Weakly: the cache's fault hook holds this closure.)
+            $0 = { [weak cache] in
                 // Mid-batch, from "another thread": alice's data is removed, she signs in again
                 // and caches newer items.
-                try? cache.removeUser("alice")
-                try? cache.switchUser(to: "alice")
-                try? cache.cacheItems([Plain(value: 2)], forKey: "k0")
+                try? cache?.removeUser("alice")
+                try? cache?.switchUser(to: "alice")
+                try? cache?.cacheItems([Plain(value: 2)], forKey: "k0")
             }
         }
         armed.withLock { $0 = true }
