@@ -204,8 +204,8 @@ private final class FirstValue: @unchecked Sendable {
     let semaphore = DispatchSemaphore(value: 0)
 }
 
-/// When the stream first saw each change, on the monotonic clock.
-private final class Arrivals: @unchecked Sendable {
+/// When a stream first saw each change, on the monotonic clock.
+final class Arrivals: @unchecked Sendable {
     private let lock = NSLock()
     private var times: [Int: UInt64] = [:]
 

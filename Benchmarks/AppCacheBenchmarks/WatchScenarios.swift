@@ -14,17 +14,17 @@ extension Scenarios {
         let reader = try AppCache(configuration: settings)
         try writer.cacheItems([Stamp(sequence: 0)], forKey: "live")
         let changes = quick ? 20 : 200
-        let updatesArrivals = StampArrivals()
-        let watchArrivals = StampArrivals()
+        let updatesArrivals = Arrivals()
+        let watchArrivals = Arrivals()
         let following = Task.detached {
             for await items in reader.updates(of: Stamp.self, forKey: "live") {
-                if let sequence = items?.first?.sequence { updatesArrivals.arrived(sequence) }
+                if let sequence = items?.first?.sequence { updatesArrivals.arrived(sequence, at: Scenarios.monotonicNanoseconds()) }
             }
         }
         let watching = Task.detached {
             let stream = reader.watch(Stamp.self, forKey: "live", refresh: .none, retry: .none) { _ in .notModified }
             for try await loaded in stream {
-                if let sequence = loaded.items.first?.sequence { watchArrivals.arrived(sequence) }
+                if let sequence = loaded.items.first?.sequence { watchArrivals.arrived(sequence, at: Scenarios.monotonicNanoseconds()) }
             }
         }
         defer {
@@ -40,7 +40,7 @@ extension Scenarios {
             usleep(UInt32(3_000 + random.next() % 7_000))
         }
         Thread.sleep(forTimeInterval: 0.2)
-        func delays(_ arrivals: StampArrivals) -> [Double] {
+        func delays(_ arrivals: Arrivals) -> [Double] {
             written.compactMap { sequence, at in arrivals.time(of: sequence).map { $0 >= at ? Double($0 - at) / 1e3 : nil } ?? nil }.sorted()
         }
         let viaUpdates = delays(updatesArrivals)
@@ -54,20 +54,5 @@ extension Scenarios {
             goal: nil)
         report.addValue(benchmark, subject: "watch, 99th percentile", unit: "µs", value: viaWatch[min(viaWatch.count - 1, viaWatch.count * 99 / 100)])
         report.addValue(benchmark, subject: "changes the watch saw (the rest coalesced)", unit: "", value: Double(viaWatch.count))
-    }
-}
-
-/// When a stream first saw each stamp, on the monotonic clock.
-final class StampArrivals: @unchecked Sendable {
-    private let lock = NSLock()
-    private var times: [Int: UInt64] = [:]
-
-    func arrived(_ sequence: Int) {
-        let now = Scenarios.monotonicNanoseconds()
-        lock.withLock { if times[sequence] == nil { times[sequence] = now } }
-    }
-
-    func time(of sequence: Int) -> UInt64? {
-        lock.withLock { times[sequence] }
     }
 }
