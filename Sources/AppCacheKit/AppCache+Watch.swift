@@ -124,7 +124,6 @@ extension AppCache {
         var last: Observed<Model>?
         /// What `fetchFirst`'s first look found, held back until its fetch fails.
         var held: Observed<Model>?
-        var yieldedAny = false
         var isFirst = true
         /// When polling counts from: the start, then the end of every fetch.
         var pollFrom = ContinuousClock.now
@@ -169,7 +168,6 @@ extension AppCache {
             } else {
                 if let loaded = answer(observed) {
                     yield(loaded)
-                    watch.yieldedAny = true
                 } else if watch.last?.items != nil {
                     yield(nil)  // the collection went
                 }
@@ -230,13 +228,11 @@ extension AppCache {
                 if var current = watch.last ?? watch.held, let items = current.items {
                     current.cachedDate = date
                     yield(LoadedItems(items: items, cachedDate: date, isStale: false, source: .notModified))
-                    watch.yieldedAny = true
                     watch.last = current
                 }
             case .failed(let error):
                 guard let shown = watch.last ?? watch.held, let loaded = answer(shown, refreshError: error) else { throw error }
                 yield(loaded)
-                watch.yieldedAny = true
                 watch.last = shown
             case .dropped, .cancelled:
                 break
