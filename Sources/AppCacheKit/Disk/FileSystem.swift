@@ -390,6 +390,17 @@ struct FileSystem: Sendable {
             identity: FileVersion(info), number: FileID(info), versionPath: versionPath, cachePath: path))
     }
 
+    /// The whole of the small regular file at `path` (a record beside the archives, such as the
+    /// signed-in user): `nil` when there is none, it is a link or special file, it cannot be
+    /// read, or it is longer than `maximumSize` (nothing is allocated for such a claim).
+    func readSmallFile(_ path: CachePath, maximumSize: Int) -> Data? {
+        let bytes = try? withFileForReading(path) { (opened) throws(SystemError) -> Data? in
+            guard case .file(let file) = opened, file.size <= maximumSize else { return nil }
+            return try file.read(count: file.size, at: 0)
+        }
+        return bytes ?? nil
+    }
+
     /// The identity and modification date of the regular file at `path` (no link followed), or
     /// `nil` when there is none.
     func facts(of path: CachePath) -> FileFacts? {

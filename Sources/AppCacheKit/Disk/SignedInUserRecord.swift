@@ -36,10 +36,6 @@ enum SignedInUserRecord {
 
     /// Reads the record from `store`'s version directory.
     static func read(from store: DiskStore) -> String?? {
-        let bytes = try? store.fileSystem.withFileForReading(path) { (opened) throws(SystemError) -> Data? in
-            guard case .file(let file) = opened, file.size <= maximumSize else { return nil }
-            return try file.read(count: file.size, at: 0)
-        }
-        return (bytes ?? nil).flatMap(decode) ?? .none
+        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).flatMap(decode) ?? .none
     }
 }

@@ -119,11 +119,7 @@ struct InvalidationLog: Equatable, Sendable {
     /// Reads the log of `store`'s version directory; empty when there is none (or it is not a
     /// regular file, or too long).
     static func read(from store: DiskStore) -> InvalidationLog {
-        let bytes = try? store.fileSystem.withFileForReading(path) { (opened) throws(SystemError) -> Data? in
-            guard case .file(let file) = opened, file.size <= maximumSize else { return nil }
-            return try file.read(count: file.size, at: 0)
-        }
-        return (bytes ?? nil).map(InvalidationLog.init(decoding:)) ?? InvalidationLog()
+        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).map(InvalidationLog.init(decoding:)) ?? InvalidationLog()
     }
 
     /// Keys and cache names may hold tabs, newlines and backslashes: those are escaped.

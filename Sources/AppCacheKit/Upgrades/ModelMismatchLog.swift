@@ -50,11 +50,7 @@ enum ModelMismatchLog {
 
     /// The entries recorded in `store`'s version directory.
     static func read(from store: DiskStore) -> [Entry] {
-        let bytes = try? store.fileSystem.withFileForReading(path) { (opened) throws(SystemError) -> Data? in
-            guard case .file(let file) = opened, file.size <= maximumSize else { return nil }
-            return try file.read(count: file.size, at: 0)
-        }
-        return (bytes ?? nil).map(decode) ?? []
+        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).map(decode) ?? []
     }
 
     /// `entries` with `entry` in place of any older one of its archive, the newest last.
