@@ -86,16 +86,20 @@ extension AppCache {
         Duration.age(of: date, now: configuration.now()).isStale(threshold: threshold)
     }
 
-    /// Whether the collection of `Model` under `key` of `user` (`.none`: the current user),
-    /// cached at `date`, is stale: older than the type's threshold, or invalidated since
-    /// (``invalidate(_:forKey:)``).
-    func isStale<Model: CacheableModel>(_ type: Model.Type, key: String?, user: String?? = .none, cachedAt date: Date) -> Bool {
-        let info = typeInfo(Model.self)
-        if isStale(cachedAt: date, threshold: info.threshold) { return true }
+    /// Whether the current user's collection of `Model` under `key`, cached at `date`, is
+    /// stale: older than the type's threshold, or invalidated since (``invalidate(_:forKey:)``).
+    func isStale<Model: CacheableModel>(_ type: Model.Type, key: String?, cachedAt date: Date) -> Bool {
+        if isStale(cachedAt: date, threshold: typeInfo(Model.self).threshold) { return true }
+        return latestInvalidation(of: Model.self, key: key).map { InvalidationLog.milliseconds(date) <= $0 } ?? false
+    }
+
+    /// The latest invalidation of the current user's collection of `Model` under `key`, in
+    /// milliseconds since 1970; `nil` when none was recorded.
+    func latestInvalidation<Model: CacheableModel>(of type: Model.Type, key: String?) -> Int64? {
         let log = currentInvalidations()
-        guard !log.records.isEmpty else { return false }
-        let owner = user ?? state.withLock { $0.user }
-        return log.invalidates(ArchiveKey(info.cacheNamePart, user: owner, key: key), cachedAt: date)
+        guard !log.records.isEmpty else { return nil }
+        let user = state.withLock { $0.user }
+        return log.latestInvalidation(of: ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key))
     }
 
     /// The invalidations as the disk holds them now: read again only when the disk's change

@@ -251,15 +251,6 @@ extension AppCache {
         return timeout
     }
 
-    /// The latest invalidation of the current user's collection of `Model` under `key`, in
-    /// milliseconds since 1970; `nil` when none was recorded.
-    func latestInvalidation<Model: CacheableModel>(of type: Model.Type, key: String?) -> Int64? {
-        let log = currentInvalidations()
-        guard !log.records.isEmpty else { return nil }
-        let user = state.withLock { $0.user }
-        return log.latestInvalidation(of: ArchiveKey(typeInfo(Model.self).cacheNamePart, user: user, key: key))
-    }
-
     /// Whether an invalidation of the current user's collection of `Model` under `key` was
     /// recorded after `moment` (one in the same millisecond counts as answered).
     func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, since moment: Date) -> Bool {
