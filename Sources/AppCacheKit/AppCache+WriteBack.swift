@@ -162,7 +162,7 @@ extension AppCache {
             let failure = AppCacheError(
                 code: .busy,
                 message: "The system is suspending the process: the collection stays in memory, dirty, for the next flush.",
-                path: disk.store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName)))
+                path: disk.lockFilePath)
             failures += Array(repeating: failure, count: current.count - results.count)
         }
         for ((key, entry), result) in zip(current, results) {

@@ -194,7 +194,12 @@ final class DiskWriter: Sendable {
         AppCacheError(
             code: .busy,
             message: "The system is suspending the process: no disk write starts until the app is active again (a lock held into suspension gets the app terminated); nothing was written.",
-            path: store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName)))
+            path: lockFilePath)
+    }
+
+    /// The lock file's path, for errors that name it.
+    var lockFilePath: String {
+        store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName))
     }
 
     /// Notes a read of the archive at `path` as a use, for the disk budget (only with one).
