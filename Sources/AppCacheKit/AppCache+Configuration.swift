@@ -120,6 +120,13 @@ extension AppCache {
         /// its own, and an app update that changes the budget takes effect at its first launch.
         public var diskByteLimit: Int?
 
+        /// How the sender of queued changes (``AppCache/enqueue(_:)``) waits after a failed send:
+        /// exponential backoff with jitter, from `initialDelay` up to `maximumDelay`. A queued
+        /// change is tried until the server accepts or rejects it, so `maxAttempts` and
+        /// `retryIf` do not apply; the network coming back and the app becoming active end the
+        /// wait at once. Defaults to 1 second, doubling up to 5 minutes.
+        public var mutationRetry: RetryPolicy = .exponentialBackoff(maxAttempts: .max, initialDelay: .seconds(1), maximumDelay: .seconds(300))
+
         /// How new archives encode their items. Defaults to ``PayloadCodec/binary``;
         /// ``PayloadCodec/json`` writes archives a person can read while debugging. Archives
         /// already on disk stay readable either way: each header says which codec it used.

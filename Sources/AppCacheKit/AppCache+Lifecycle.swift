@@ -92,6 +92,7 @@ extension AppCache {
         scheduleWriteBack()
         observers.notifyAll()
         followSignedInUser()
+        sendPendingNow()
     }
 
     /// Writes every dirty collection while the system is about to suspend the process.
@@ -145,12 +146,14 @@ extension AppCache {
 
     /// Tells the cache the network is available again: loads waiting to retry a fetch that
     /// failed for want of a network (see ``RetryPolicy``) try again at once, and watches of
-    /// stale collections that refetch on reconnect (``RefreshTriggers/onReconnect``) refetch.
+    /// stale collections that refetch on reconnect (``RefreshTriggers/onReconnect``) refetch, and
+    /// queued changes (``enqueue(_:)``) waiting out a failed send are sent at once.
     /// On Apple platforms the system's network path monitor calls it on its own.
     ///
     /// Thread safety: any thread; returns at once.
     public func networkDidBecomeAvailable() {
         network.signal()
         refreshTriggers.reconnect()
+        sendPendingNow()
     }
 }

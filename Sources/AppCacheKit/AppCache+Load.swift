@@ -149,7 +149,11 @@ extension AppCache {
         }
         switch outcome {
         case .items(let items, let cachedDate):
-            yield(LoadedItems(items: items, cachedDate: cachedDate, isStale: false, source: .fetch))
+            // The fetched items are the confirmed base; the changes still pending go on top.
+            let shown = state.withLock({ $0.user }) == session.user
+                ? applyingPending(items, of: Model.self, key: key) : (items: items, applied: [])
+            yield(LoadedItems(
+                items: shown.items, cachedDate: cachedDate, isStale: false, source: .fetch, hasPendingChanges: !shown.applied.isEmpty))
         case .notModified(let cachedDate):
             if cached == nil {
                 cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
@@ -172,7 +176,12 @@ extension AppCache {
 
     /// The collection as cached for the current user, if the user has not changed since the
     /// load began (`switches`): a load never shows another user's items.
-    func readForLoad<Model: CacheableModel>(_ type: Model.Type, key: String?, switches: UInt64) throws -> CachedForLoad<Model>? {
+    ///
+    /// - Parameter applyingPending: whether the items are shown with the pending changes
+    ///   (``enqueue(_:)``) applied; `false` reads the confirmed items (what an update changes).
+    func readForLoad<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, switches: UInt64, applyingPending: Bool = true
+    ) throws -> CachedForLoad<Model>? {
         let info = typeInfo(Model.self)
         var found: (
             items: [Model], cachedDate: Date, source: LoadedItems<Model>.Source, validators: CacheValidators?, isPinned: Bool,
@@ -193,10 +202,11 @@ extension AppCache {
             )
         }
         guard let found, state.withLock({ $0.sessions.switches }) == switches else { return nil }
+        let shown = applyingPending ? self.applyingPending(found.items, of: Model.self, key: key) : (items: found.items, applied: [])
         return CachedForLoad(
             loaded: LoadedItems(
-                items: found.items, cachedDate: found.cachedDate, isStale: isStale(Model.self, key: key, cachedAt: found.cachedDate),
-                source: found.source),
+                items: shown.items, cachedDate: found.cachedDate, isStale: isStale(Model.self, key: key, cachedAt: found.cachedDate),
+                source: found.source, hasPendingChanges: !shown.applied.isEmpty),
             validators: found.validators, isPinned: found.isPinned, expiry: found.expiry, nextPageCursor: found.cursor)
     }
 

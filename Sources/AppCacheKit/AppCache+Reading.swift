@@ -18,7 +18,7 @@ extension AppCache {
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             return hit.items.items(as: Model.self)
         }
-        return try loadAfterMiss(Model.self, key: key)?.items
+        return try itemsAfterMiss(Model.self, key: key)
     }
 
     /// The cached collection of `Model` under `key` with its cached date, age and staleness,
@@ -35,7 +35,7 @@ extension AppCache {
             cachedDate = hit.cachedDate
         } else {
             guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
-            (items, cachedDate) = (loaded.items, loaded.cachedDate)
+            (items, cachedDate) = (applyingPending(loaded.items, of: Model.self, key: key).items, loaded.cachedDate)
         }
         let age = Duration.age(of: cachedDate, now: configuration.now())
         return CachedCollection(items: items, cachedDate: cachedDate, age: age, isStale: isStale(Model.self, key: key, cachedAt: cachedDate))
@@ -118,9 +118,15 @@ extension AppCache {
     /// The memory layer's answer for a model type and key of the current user, counting a hit
     /// or a miss; `nil` also when the entry must first be checked against its archive (another
     /// process or instance changed the disk since it was last checked).
+    /// A collection with pending changes (``enqueue(_:)``) is no memory hit either: the changes
+    /// are applied on the slow path.
     @usableFromInline
     func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
-        memoryLookup(type, key) { memory, key in memory.hit(key) }
+        let change = disk.changeCount
+        return state.withLock { state in
+            guard change == state.syncedChange, !state.outbox.touches(type, change: change) else { return nil }
+            return state.memory.hit(MemoryKey(type: type, key: key, user: state.userSlot))
+        }
     }
 
     /// What `look` finds in the memory layer for a model type and key of the current user,
@@ -141,6 +147,14 @@ extension AppCache {
     @usableFromInline
     func isLive(_ hit: MemoryHit) -> Bool {
         !hit.expires || hit.expiry > configuration.now()
+    }
+
+    /// The items a read shows when memory did not answer at once: the collection
+    /// (``loadAfterMiss(_:key:)``) with its pending changes applied.
+    @usableFromInline
+    func itemsAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> [Model]? {
+        guard let loaded = try loadAfterMiss(Model.self, key: key) else { return nil }
+        return applyingPending(loaded.items, of: Model.self, key: key).items
     }
 
     /// The slow path of a read that memory did not answer at once: check the entry against its

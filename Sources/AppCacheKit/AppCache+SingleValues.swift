@@ -129,9 +129,14 @@ extension AppCache {
     /// ``update(_:forKey:session:_:)`` whose `transform` also sees, and may change, the cursor
     /// of the collection's next page (`nil`: none).
     ///
+    /// An update changes the confirmed items: the pending changes of ``enqueue(_:)`` are not in
+    /// what `transform` sees, and stay applied on top of what it makes.
+    ///
+    /// - Parameter onlyIfCached: whether a collection that is not cached stays so (the update is
+    ///   dropped) instead of being made from no items.
     /// - Returns: the items as cached, with their cached date; `nil` when the update was dropped.
     func update<Model: CacheableModel>(
-        _ type: Model.Type, forKey key: String?, session given: CacheSession?,
+        _ type: Model.Type, forKey key: String?, session given: CacheSession?, onlyIfCached: Bool = false,
         _ transform: (inout [Model], _ nextPageCursor: inout String?) throws -> Void
     ) throws -> (items: [Model], cachedDate: Date)? {
         let info = typeInfo(Model.self)
@@ -169,12 +174,13 @@ extension AppCache {
                     else { return }
                     state.memory.remove(archiveKey)
                 }
-                let cached = try readForLoad(Model.self, key: key, switches: switches)
+                let cached = try readForLoad(Model.self, key: key, switches: switches, applyingPending: false)
                 if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
                     switchesSeen += 1
                     if given != nil || switchesSeen >= 3 { return nil }
                     continue
                 }
+                if cached == nil && onlyIfCached { return nil }
                 var items = cached?.loaded.items ?? []
                 var cursor = cached?.nextPageCursor
                 try transform(&items, &cursor)

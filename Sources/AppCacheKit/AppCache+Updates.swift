@@ -76,18 +76,29 @@ extension AppCache {
         /// When they were cached, and whether memory held them (`false`: read from disk).
         var cachedDate: Date?
         var fromMemory = false
+        /// The pending changes (``AppCache/enqueue(_:)``) applied to the items, in order.
+        var pending: [UUID] = []
 
         func differs(from other: Observed?) -> Bool {
             guard let other else { return true }
             if items == nil && other.items == nil { return false }
             guard let generation, let otherGeneration = other.generation else { return true }
-            return generation != otherGeneration
+            return generation != otherGeneration || pending != other.pending
         }
     }
 
-    /// The collection as an observer sees it; `nil` when it cannot be read now (the reason
-    /// went to `diagnostics`).
+    /// The collection as an observer sees it, its pending changes applied; `nil` when it cannot
+    /// be read now (the reason went to `diagnostics`).
     func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+        guard var observed = observeConfirmed(Model.self, key: key) else { return nil }
+        if let items = observed.items {
+            (observed.items, observed.pending) = applyingPending(items, of: Model.self, key: key)
+        }
+        return observed
+    }
+
+    /// The confirmed collection as an observer sees it, without pending changes.
+    private func observeConfirmed<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
         func fromMemory() -> Observed<Model>? {
             let found = memoryLookup(ObjectIdentifier(Model.self), key) { memory, key in
                 memory.hit(key) { entry in (MemoryHit(entry), entry.itemsGeneration) }

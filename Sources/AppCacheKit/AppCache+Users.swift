@@ -103,6 +103,8 @@ extension AppCache {
         guard let previous else { return }
         let keys = state.withLock { $0.memory.evictAll(user: previous) }
         observers.notifyAll()
+        // The new user's queued changes are theirs to send now.
+        sendPendingNow()
         if recording, !disk.isReadOnly, keys.isEmpty {
             // No spill to carry the record: a batch of its own, on the write-back thread.
             writeBackQueue.async { [weak self] in _ = try? self?.withDiskWrites { _ in } }

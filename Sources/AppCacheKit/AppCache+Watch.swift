@@ -158,7 +158,7 @@ extension AppCache {
             let from: LoadedItems<Model>.Source = source ?? (cachedDate == watch.fetchedDate ? .fetch : observed.fromMemory ? .memory : .disk)
             return LoadedItems(
                 items: items, cachedDate: cachedDate, isStale: isStale(Model.self, key: key, cachedAt: cachedDate), source: from,
-                refreshError: refreshError)
+                refreshError: refreshError, hasPendingChanges: !observed.pending.isEmpty)
         }
 
         // 1. Look.
@@ -227,7 +227,8 @@ extension AppCache {
             case .notModified(let date):
                 if var current = watch.last ?? watch.held, let items = current.items {
                     current.cachedDate = date
-                    yield(LoadedItems(items: items, cachedDate: date, isStale: false, source: .notModified))
+                    yield(LoadedItems(
+                        items: items, cachedDate: date, isStale: false, source: .notModified, hasPendingChanges: !current.pending.isEmpty))
                     watch.last = current
                 }
             case .failed(let error):

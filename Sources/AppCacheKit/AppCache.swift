@@ -51,6 +51,8 @@ public final class AppCache: Sendable {
     let watcher: ChangeWatcher
     /// The fetches of ``load(_:forKey:policy:retry:fetch:)`` under way, shared by equal loads.
     let flights = FlightTable()
+    /// Wakes the sender of queued changes (``enqueue(_:)``).
+    let outboxSignal = ChangeSignal()
 
     struct State {
         /// The current user and the sessions bound to users.
@@ -79,6 +81,12 @@ public final class AppCache: Sendable {
         var signedInUserDue: String??
         /// The coordinator's change count when memory was last known to agree with the disk.
         var syncedChange: UInt64
+        /// The current user's queue of changes (``AppCache/enqueue(_:)``) as last read.
+        var outbox = OutboxQueue()
+        /// The kinds of queued changes this cache knows (registered or enqueued), by name.
+        var mutationKinds: [String: MutationKind] = [:]
+        /// The sender of queued changes.
+        var sending = OutboxSending()
         /// The collections an `updateItems` is working on: how many updates, and how many
         /// writes each has had since (an update stores its result only if none came between).
         var updates: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
@@ -215,6 +223,7 @@ public final class AppCache: Sendable {
 
     deinit {
         watcher.stop()
+        stopSending()
         lifecycleSubscriptions.withLock { $0.cancel() }
         reportAll(writeDirtyEntries())
         // Only now: an exit under way waits for registered caches being deinitialised.

@@ -38,7 +38,16 @@ import Testing
         // A crash in the middle of an append: the whole records before it stand.
         let torn = OutboxLog(decoding: records[0] + records[1] + records[2].prefix(records[2].count - 5))
         #expect(torn.entries.map(\.id) == [Self.entry(1).id, Self.entry(2).id])
-        #expect(torn.damagedRecords == 1)
+        #expect(torn.damagedRecords == 0 && torn.hasIncompleteTail)
+        for cut in [1, 4, 8, 9, 12] {
+            let tail = OutboxLog(decoding: records[0] + records[1].prefix(cut))
+            #expect(tail.entries.map(\.id) == [Self.entry(1).id] && tail.hasIncompleteTail && tail.damagedRecords == 0)
+        }
+
+        // A compaction keeps the queue: entries in order, with their attempts.
+        let compacted = OutboxLog(decoding: OutboxLog(decoding: records[0] + records[1] + OutboxLog.attempted(Self.entry(2).id, attempts: 2, error: "offline") + OutboxLog.done(Self.entry(1).id)).encoded())
+        #expect(compacted.entries.map(\.id) == [Self.entry(2).id] && compacted.entries[0].attempts == 2 && compacted.entries[0].lastError == "offline")
+        #expect(compacted.recordCount == 2)
     }
 
     @Test func lyingLengthsAndGarbageEndTheReadingWithoutAllocating() {

@@ -329,6 +329,21 @@ final class DiskWriter: Sendable {
             try writeRecordFile(log.encoded(), at: InvalidationLog.path, failure: "The invalidation could not be recorded.")
         }
 
+        /// Changes `user`'s outbox of queued changes (``OutboxFile/change(for:in:_:)``); when
+        /// records were added, every watching process is told the disk changed.
+        mutating func changeOutbox(
+            for user: String?, _ records: (OutboxLog) -> Data?
+        ) throws(AppCacheError) -> (queue: OutboxLog, before: OutboxFile.Read) {
+            var added = false
+            let result = try OutboxFile.change(for: user, in: store) { log in
+                let records = records(log)
+                added = records != nil
+                return records
+            }
+            if added { ledger.changedDisk = true }
+            return result
+        }
+
         /// Replaces a small file of the version directory (not an archive) with `bytes`,
         /// atomically; every watching process is told the disk changed.
         private mutating func writeRecordFile(_ bytes: Data, at path: CachePath, failure: String) throws(AppCacheError) {

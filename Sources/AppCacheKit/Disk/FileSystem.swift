@@ -450,9 +450,11 @@ struct FileSystem: Sendable {
     /// Readers see the old file or the new one, never a mix. On failure the temporary file is
     /// removed and the old file is untouched. A missing user directory is created owner-only.
     ///
+    /// - Parameter synchronize: whether the bytes reach the device (`fsync`) before the rename,
+    ///   for records a power loss must not take (the outbox's queued changes).
     /// - Returns: the identity of the file now at `path`.
     func writeAtomically(
-        header: [UInt8], payload: Data, to path: CachePath, temporaryName: String, modificationDate: Date
+        header: [UInt8], payload: Data, to path: CachePath, temporaryName: String, modificationDate: Date, synchronize: Bool = false
     ) throws(SystemError) -> FileVersion {
         let display = displayPath(path)
         guard let directory = try openDirectory(of: path, create: true) else {
@@ -469,6 +471,7 @@ struct FileSystem: Sendable {
             try writeAll(descriptor, payload, temporaryDisplay)
             var times = [Self.makeTimespec(modificationDate), Self.makeTimespec(modificationDate)]
             guard futimens(descriptor, &times) == 0 else { throw SystemError.last("futimens", temporaryDisplay) }
+            if synchronize, fsync(descriptor) != 0 { throw SystemError.last("fsync", temporaryDisplay) }
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw SystemError.last("fstat", temporaryDisplay) }
             let closed = close(descriptor)
@@ -495,9 +498,10 @@ struct FileSystem: Sendable {
     ///
     /// A link or special file there is removed (and reported).
     ///
+    /// - Parameter synchronize: whether the bytes reach the device (`fsync`) before it returns.
     /// - Returns: which file it is and its size after the append; `nil` when there is no file
     ///   (or there was only a link or special file) to append to.
-    func append(_ data: Data, to path: CachePath) throws(SystemError) -> (number: FileID, size: Int)? {
+    func append(_ data: Data, to path: CachePath, synchronize: Bool = false) throws(SystemError) -> (number: FileID, size: Int)? {
         let display = displayPath(path)
         try inject(.write, display)
         guard let directory = try openDirectory(of: path, create: true) else {
@@ -523,6 +527,7 @@ struct FileSystem: Sendable {
             }
             protection?.apply(toDescriptor: descriptor)
             try writeAll(descriptor, data, display)
+            if synchronize, fsync(descriptor) != 0 { throw .last("fsync", display) }
             guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
             return (FileID(info), Int(clamping: info.st_size))
         }

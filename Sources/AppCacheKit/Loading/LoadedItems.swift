@@ -27,13 +27,19 @@ public struct LoadedItems<Model: CacheableModel>: Sendable {
     /// The error of a fetch that failed, when cached items stand in for its result; `nil`
     /// otherwise.
     public var refreshError: (any Error)?
+    /// Whether changes still waiting for the server (``AppCache/enqueue(_:)``) are applied to
+    /// ``items``: the items are the last confirmed ones with those changes on top.
+    public var hasPendingChanges: Bool
 
     /// Makes an answer; for tests and previews of code that consumes loads.
-    public init(items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil) {
+    public init(
+        items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil, hasPendingChanges: Bool = false
+    ) {
         self.items = items
         self.cachedDate = cachedDate
         self.isStale = isStale
         self.source = source
         self.refreshError = refreshError
+        self.hasPendingChanges = hasPendingChanges
     }
 }

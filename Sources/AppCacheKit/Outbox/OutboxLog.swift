@@ -16,10 +16,11 @@ import Foundation
 /// - **done**: the id (accepted by the server, or rejected for good).
 ///
 /// What the queue holds is the enqueued records in order, less the done ones, each with its last
-/// attempt. A record that fails its checksum is skipped and counted as damage (a torn append, a
-/// flipped bit), and reading goes on at the next record; a length past what the file holds, or
-/// bytes that are not a record, end the reading there (the rest is counted as damage). Every
-/// length is bounded before anything is allocated for it.
+/// attempt. A record that fails its checksum is skipped and counted as damage (a flipped bit),
+/// and reading goes on at the next record; bytes that are not a record end the reading there
+/// (counted as damage). A last record the bytes end inside is an append under way, or one a
+/// crash cut off: not damage, but ``hasIncompleteTail`` (the writer cuts it off under the lock
+/// before appending). Every length is bounded before anything is allocated for it.
 ///
 /// Thread safety: a value; reading and writing the file is the disk layer's.
 struct OutboxLog: Equatable, Sendable {
@@ -27,7 +28,7 @@ struct OutboxLog: Equatable, Sendable {
     /// The longest name of a kind of change, in UTF-8 bytes.
     static let maximumNameLength = 256
     /// The longest encoded change.
-    static let maximumValueLength = 16 << 20
+    static let maximumValueLength = 1 << 20
     /// The longest error text kept.
     static let maximumErrorLength = 4096
 
@@ -50,8 +51,12 @@ struct OutboxLog: Equatable, Sendable {
 
     /// The queue, oldest first.
     private(set) var entries: [Entry] = []
-    /// How many records were damaged (skipped or cut off) when the log was read.
+    /// How many records were damaged (skipped, or where reading stopped) when the log was read.
     private(set) var damagedRecords = 0
+    /// Whether the bytes end inside a record (an append under way, or cut off by a crash).
+    private(set) var hasIncompleteTail = false
+    /// How many records the bytes held, done and damaged ones included.
+    private(set) var recordCount = 0
 
     init() {}
 
@@ -112,18 +117,27 @@ struct OutboxLog: Equatable, Sendable {
         var seen: Set<UUID> = []
         while offset < bytes.endIndex {
             // The fixed part: magic, kind, length.
-            guard bytes.endIndex - offset >= 9, bytes[offset..<(offset + 4)].elementsEqual(Self.magic) else {
+            let remaining = bytes.endIndex - offset
+            let magicBytes = bytes[offset..<(offset + min(remaining, 4))]
+            guard magicBytes.elementsEqual(Self.magic.prefix(magicBytes.count)) else {
                 damagedRecords += 1
+                break
+            }
+            guard remaining >= 9 else {
+                hasIncompleteTail = true
                 break
             }
             let kind = bytes[offset + 4]
             let length = Int(bytes.readLittleEndian(at: offset + 5) as UInt32)
-            guard length <= 16 + 8 + 12 + Self.maximumNameLength + ArchiveHeader.maximumNameLength + Self.maximumValueLength,
-                bytes.endIndex - offset - 9 - 4 >= length
-            else {
+            guard length <= Self.maximumBodyLength else {
                 damagedRecords += 1
                 break
             }
+            guard remaining - 9 - 4 >= length else {
+                hasIncompleteTail = true
+                break
+            }
+            recordCount += 1
             let end = offset + 9 + length
             let stored: UInt32 = bytes.readLittleEndian(at: end)
             let intact = CRC32.checksum(bytes[offset..<end]) == stored
@@ -167,6 +181,22 @@ struct OutboxLog: Equatable, Sendable {
             if let (count, text) = attempts[entry.id] { (entry.attempts, entry.lastError) = (count, text) }
             return entry
         }
+    }
+
+    /// The longest body of any record.
+    static let maximumBodyLength = 16 + 8 + 12 + maximumNameLength + ArchiveHeader.maximumNameLength + maximumValueLength
+
+    /// The records that hold the queue as it is now: each entry enqueued, with its last attempt.
+    /// What a compaction writes in place of the whole log.
+    func encoded() -> Data {
+        var bytes = Data()
+        for entry in entries {
+            bytes += Self.enqueued(entry)
+            if entry.attempts > 0 || entry.lastError != nil {
+                bytes += Self.attempted(entry.id, attempts: entry.attempts, error: entry.lastError)
+            }
+        }
+        return bytes
     }
 
     /// The entry an enqueued record's `body` holds; `nil` when its lengths do not add up.

@@ -96,19 +96,20 @@ struct PeerPresence: Sendable {
 
     private static var slots: Range<Int> { firstSlot..<firstSlot + slotCount }
 
-    private static var now: UInt32 { UInt32(truncatingIfNeeded: time(nil)) }
+    /// The wall clock in seconds, as leases count it.
+    static var now: UInt32 { UInt32(truncatingIfNeeded: time(nil)) }
 
-    private static func slot(_ process: UInt32, _ leaseEnd: UInt32) -> UInt64 {
+    static func slot(_ process: UInt32, _ leaseEnd: UInt32) -> UInt64 {
         UInt64(process) << 32 | UInt64(leaseEnd)
     }
 
-    private static func process(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value >> 32) }
+    static func process(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value >> 32) }
 
-    private static func leaseEnd(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value) }
+    static func leaseEnd(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value) }
 
     /// Whether the slot's lease runs and its process is alive (or may be: a process this one
     /// may not signal, `EPERM`, is alive).
-    private static func isLive(_ value: UInt64, now: UInt32) -> Bool {
+    static func isLive(_ value: UInt64, now: UInt32) -> Bool {
         let process = process(value)
         guard process > 0, leaseEnd(value) > now else { return false }
         return kill(pid_t(bitPattern: process), 0) == 0 || errno == EPERM

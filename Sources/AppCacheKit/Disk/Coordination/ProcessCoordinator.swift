@@ -43,6 +43,8 @@ import Musl
 /// - **The root's disk budget.** The next 8 bytes hold the `diskByteLimit` of the last app
 ///   process to open the version directory, the one budget every instance enforces
 ///   (``recordBudget(_:asExtension:again:)``).
+/// - **Who sends.** The next 8 bytes hold the ``SenderLease``: the one process that sends the
+///   outbox's queued changes now, and until when.
 /// - **Who is present.** Bytes 64 to 127 hold eight slots of ``PeerPresence``: which processes
 ///   read the root lately or watch it, so that a writer knows when to write back promptly.
 ///
@@ -84,10 +86,12 @@ final class ProcessCoordinator: @unchecked Sendable {
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
     /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
-    /// layout version; 4: the root's disk budget; 8 to 15: ``PeerPresence``.
+    /// layout version; 4: the root's disk budget; 5: ``SenderLease``; 8 to 15: ``PeerPresence``.
     private let words: SharedWords
     /// Which processes use the root now.
     let presence: PeerPresence
+    /// Which process sends the queued changes of the root's outbox.
+    let senderLease: SenderLease
     /// Whether the cache may not change the disk (see "Read-only roots").
     let isReadOnly: Bool
     /// Which file `descriptor` is now; changed only by the lock holder.
@@ -153,6 +157,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         mapping = mapped
         words = SharedWords(base: mapped.bindMemory(to: UInt64.self, capacity: Self.fileSize / 8), descriptor: descriptor)
         presence = PeerPresence(words: words, mayWrite: !readOnly)
+        senderLease = SenderLease(words: words, mayWrite: !readOnly)
     }
 
     deinit {

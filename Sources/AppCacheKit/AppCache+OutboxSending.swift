@@ -1,0 +1,224 @@
+import Foundation
+
+extension AppCache {
+    /// Starts the sender of queued changes, once: a task of the cache's own that sends the
+    /// current user's queue, one change at a time, and waits for ``outboxSignal`` (an enqueue,
+    /// a registration, another process's change, the app active, the network back) or the
+    /// backoff's timer in between. It holds the cache only while a step runs.
+    func startSendingIfNeeded() {
+        let started = state.withLock { $0.sending.task != nil }
+        guard !started else { return }
+        let signal = outboxSignal
+        let observer = observers.add(cacheName: Self.outboxObserverName, key: nil, signal: signal)
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                let timeout: Duration?
+                do {
+                    guard let self else { break }
+                    timeout = await sendStep()
+                }
+                if Task.isCancelled { break }
+                await signal.wait(timeout: timeout)
+            }
+        }
+        let duplicate = state.withLock { state -> Bool in
+            guard state.sending.task == nil else { return true }
+            state.sending.task = task
+            return false
+        }
+        if duplicate {
+            task.cancel()
+            observers.remove(observer)
+        }
+    }
+
+    /// Stops the sender and lets go of the lease (the cache is going away).
+    func stopSending() {
+        state.withLock { $0.sending.task }?.cancel()
+        disk.coordinator.senderLease.release(by: ObjectIdentifier(self), root: disk.store.fileSystem.versionPath)
+    }
+
+    /// Lets the sender try at once: the app became active, the network came back, the user
+    /// switched.
+    func sendPendingNow() {
+        state.withLock { $0.sending.retryNow() }
+        outboxSignal.fire()
+    }
+
+    /// One step of the sender: decide, note the attempt, send, record what became of it.
+    ///
+    /// - Returns: how long to wait for a wake-up at most (`nil`: no timer).
+    func sendStep() async -> Duration? {
+        let decision = await LibraryThreads.run { [self] in nextSend() }
+        guard case .send(let job) = decision else {
+            if case .wait(let duration) = decision { return duration }
+            return nil
+        }
+        // Noted before the send: a crash or kill during it leaves the change tried, and the
+        // next process sends it again with the same id.
+        guard await LibraryThreads.run({ [self] in noteAttempt(job) }) else { return .zero }
+        let lease = disk.coordinator.senderLease
+        let (holder, root) = (ObjectIdentifier(self), disk.store.fileSystem.versionPath)
+        let renewal = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Double(SenderLease.duration) / 3))
+                if Task.isCancelled { break }
+                _ = lease.acquire(by: holder, root: root)
+            }
+        }
+        let outcome: OutboxSend.Outcome
+        do {
+            try await job.kind.send?(job.mutation, job.id)
+            outcome = .accepted
+        } catch let rejection as MutationRejected {
+            outcome = .rejected(rejection)
+        } catch {
+            outcome = .failed(error)
+        }
+        renewal.cancel()
+        return await LibraryThreads.run { [self] in record(outcome, of: job) }
+    }
+
+    /// What the sender does next.
+    enum SendDecision {
+        case send(OutboxSend)
+        /// Nothing to send until a wake-up, or until this long has passed.
+        case wait(Duration?)
+    }
+
+    /// The queue's first change, if it may be sent now; takes the sender's lease for it.
+    func nextSend() -> SendDecision {
+        let lease = disk.coordinator.senderLease
+        let (holder, root) = (ObjectIdentifier(self), disk.store.fileSystem.versionPath)
+        guard !disk.isReadOnly, !disk.gate.isClosed, state.withLock({ $0.versionRemoval == nil }) else { return .wait(nil) }
+        let session = state.withLock { $0.session }
+        let (user, changes) = currentOutbox()
+        guard user == session.user, let head = changes.first else {
+            lease.release(by: holder, root: root)
+            return .wait(nil)
+        }
+        let now = ContinuousClock.now
+        let (kind, retryAt, registered) = state.withLock {
+            ($0.mutationKinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration)
+        }
+        if let retryAt, retryAt > now { return .wait(retryAt - now) }
+        guard let kind, let mutation = head.mutation, kind.send != nil else {
+            lease.release(by: holder, root: root)
+            // Waits for its sender (or a version of the app that knows it): reported once the
+            // registrations at launch are over.
+            guard let registered else { return .wait(nil) }
+            let grace = registered + OutboxSending.registrationGrace
+            guard now >= grace else { return .wait(grace - now) }
+            let report = state.withLock { $0.sending.reported.insert("waits \(head.entry.id)").inserted }
+            if report {
+                reportAll([AppCacheError(
+                    code: .modelMismatch,
+                    message: "The first queued change (kind \"\(head.entry.name)\") cannot be sent: \(head.problem ?? "no sender is registered for its kind"). It waits, and the changes after it, until a sender of this app (or a newer one) can send it.",
+                    cacheName: kind?.cacheName, key: head.entry.key,
+                    path: disk.store.fileSystem.displayPath(OutboxFile.path(for: user)))])
+            }
+            return .wait(nil)
+        }
+        switch lease.acquire(by: holder, root: root) {
+        case .held:
+            return .send(OutboxSend(session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key))
+        case .heldElsewhere(let seconds):
+            return .wait(.seconds(Int(seconds)))
+        case .unavailable:
+            return .wait(nil)
+        }
+    }
+
+    /// Records that `job` is being sent, if its change is still first in its user's queue (the
+    /// disk says, under the lock: another process may have sent it meanwhile).
+    ///
+    /// - Returns: whether to send it.
+    func noteAttempt(_ job: OutboxSend) -> Bool {
+        do {
+            let first = try withDiskWrites { batch -> Bool in
+                guard state.withLock({ $0.sessions.holds(job.session) && $0.user == job.session.user }) else { return false }
+                let (queue, _) = try batch.changeOutbox(for: job.session.user) { log in
+                    guard let head = log.entries.first, head.id == job.id else { return nil }
+                    return OutboxLog.attempted(job.id, attempts: head.attempts + 1, error: head.lastError)
+                }
+                return queue.entries.first?.id == job.id
+            }
+            outboxDidChange(job)
+            return first
+        } catch {
+            reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
+            backOff()
+            return false
+        }
+    }
+
+    /// Records what became of a send: an accepted change is folded into its confirmed
+    /// collection and leaves the queue, a rejected one leaves it, a failed one stays with its
+    /// error and the sender backs off.
+    ///
+    /// - Returns: how long the sender waits before its next step.
+    func record(_ outcome: OutboxSend.Outcome, of job: OutboxSend) -> Duration? {
+        var problems: [AppCacheError] = []
+        let user = job.session.user
+        do {
+            switch outcome {
+            case .accepted:
+                // Folded first: were the process to die between the two, the change would be
+                // sent again (same id) and applied again on a collection that holds it; the
+                // other order would hide it until the next fetch.
+                if (try? OutboxFile.read(user, from: disk.store))?.log.entries.contains(where: { $0.id == job.id }) ?? true {
+                    do {
+                        try job.kind.fold(self, job.mutation, job.session)
+                    } catch {
+                        problems.append((error as? AppCacheError) ?? AppCacheError(
+                            code: .ioFailure, message: "An accepted change could not be folded into its collection.", underlyingError: error))
+                    }
+                }
+                try withDiskWrites { batch in
+                    _ = try batch.changeOutbox(for: user) { log in
+                        log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
+                    }
+                }
+                state.withLock { $0.sending.retryNow() }
+            case .rejected:
+                try withDiskWrites { batch in
+                    _ = try batch.changeOutbox(for: user) { log in
+                        log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
+                    }
+                }
+                state.withLock { $0.sending.retryNow() }
+            case .failed(let error):
+                try withDiskWrites { batch in
+                    _ = try batch.changeOutbox(for: user) { log in
+                        guard let entry = log.entries.first(where: { $0.id == job.id }) else { return nil }
+                        return OutboxLog.attempted(job.id, attempts: entry.attempts, error: String(describing: error))
+                    }
+                }
+                backOff()
+            }
+        } catch {
+            problems.append((error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)"))
+            backOff()
+        }
+        reportAll(problems)
+        outboxDidChange(job)
+        let retryAt = state.withLock { $0.sending.retryAt }
+        return retryAt.map { max($0 - .now, .zero) } ?? .zero
+    }
+
+    /// Waits before the next send as ``Configuration/mutationRetry`` says after one more failure.
+    private func backOff() {
+        let retry = configuration.mutationRetry
+        state.withLock { state in
+            state.sending.failures += 1
+            state.sending.retryAt = .now + retry.delay(afterFailures: state.sending.failures, fraction: .random(in: 0.5...1))
+        }
+    }
+
+    /// Tells readers of the changed collection and followers of the queue.
+    private func outboxDidChange(_ job: OutboxSend) {
+        state.withLock { $0.outbox.markStale() }
+        observers.notify(cacheName: job.kind.cacheName, key: job.key)
+        observers.notify(cacheName: Self.outboxObserverName, key: nil)
+    }
+}

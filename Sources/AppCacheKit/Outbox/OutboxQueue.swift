@@ -1,0 +1,102 @@
+import Foundation
+
+/// The current user's outbox as the cache last read it, with each change decoded once: what
+/// reads apply on top of the confirmed collections, and what the sender sends.
+///
+/// The disk is the truth (another process may enqueue or confirm); this copy is read again when
+/// the shared change count moved and the file is not the one read (``needsCheck``), or when the
+/// user or the kinds known changed.
+///
+/// Thread safety: a value inside the cache's state lock; decoding happens outside it.
+struct OutboxQueue {
+    /// One queued change.
+    struct Change {
+        var entry: OutboxLog.Entry
+        /// The change decoded; `nil` when its kind is unknown to this app (so far) or its bytes
+        /// do not decode.
+        var mutation: (any CacheMutation)?
+        /// The model type of the collections it changes, when its kind is known.
+        var modelType: ObjectIdentifier?
+        /// Why it cannot be applied or sent, when it cannot.
+        var problem: String?
+
+        init(entry: OutboxLog.Entry, mutation: (any CacheMutation)? = nil, modelType: ObjectIdentifier? = nil, problem: String? = nil) {
+            self.entry = entry
+            self.mutation = mutation
+            self.modelType = modelType
+            self.problem = problem
+        }
+
+        /// The change as ``AppCache/pendingMutations`` lists it.
+        var pendingMutation: PendingMutation {
+            PendingMutation(
+                id: entry.id, mutationName: entry.name, key: entry.key,
+                enqueuedAt: Date(timeIntervalSince1970: Double(entry.enqueuedMilliseconds) / 1000),
+                attempts: entry.attempts, lastError: entry.lastError)
+        }
+    }
+
+    /// Whose queue this is; `nil` before the first read.
+    private(set) var user: String??
+    /// Which file was read (`nil`: there was none).
+    private(set) var identity: FileVersion?
+    /// The shared change count before that read.
+    private var checkedChange: UInt64?
+    private(set) var changes: [Change] = []
+    /// The model types that pending changes apply to: a memory hit of another type needs no
+    /// look at the queue.
+    private var pendingTypes: Set<ObjectIdentifier> = []
+    /// Set when this process changed the queue or what decodes it (a kind registered): read
+    /// it again even if the change count says nothing.
+    private var isStale = true
+    /// Counts the times the queue was made stale: a read that began before the last time is
+    /// not kept.
+    private(set) var epoch: UInt64 = 0
+    /// Whether this cache knows any kind of change (registered or enqueued): without one, no
+    /// change can be applied and reads never look at the queue.
+    var hasKinds = false
+
+    /// Whether a read of `type` must look at the queue (its memory hit is not the whole answer)
+    /// while the disk's change count is `change`.
+    @inline(__always)
+    func touches(_ type: ObjectIdentifier, change: UInt64) -> Bool {
+        hasKinds && (isStale || checkedChange != change || (!pendingTypes.isEmpty && pendingTypes.contains(type)))
+    }
+
+    /// Whether this is `user`'s queue as the disk held it at the change count `change`.
+    func isCurrent(user: String?, change: UInt64) -> Bool {
+        !isStale && self.user == .some(user) && checkedChange == change
+    }
+
+    /// Marks the queue to be read again.
+    mutating func markStale() {
+        isStale = true
+        epoch &+= 1
+    }
+
+    /// Adds a change this process just enqueued (decoded already: the next read keeps it).
+    mutating func append(_ change: Change) {
+        changes.append(change)
+        if let type = change.modelType, change.mutation != nil { pendingTypes.insert(type) }
+    }
+
+    /// Keeps what a read found, unless the queue was made stale since the read began (`epoch`).
+    mutating func store(_ changes: [Change], user: String?, identity: FileVersion?, change: UInt64, epoch: UInt64) {
+        guard epoch == self.epoch else { return }
+        self.changes = changes
+        self.user = .some(user)
+        self.identity = identity
+        checkedChange = change
+        pendingTypes = Set(changes.compactMap { $0.mutation == nil ? nil : $0.modelType })
+        isStale = false
+    }
+
+    /// The changes among `changes` to apply to the collection of the model type `type` under
+    /// `key`, in order.
+    static func applicable(_ changes: [Change], to type: ObjectIdentifier, key: String?) -> [(id: UUID, mutation: any CacheMutation)] {
+        changes.compactMap { change in
+            guard change.modelType == type, change.entry.key == key, let mutation = change.mutation else { return nil }
+            return (change.entry.id, mutation)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// What a cache's sender of queued changes knows between its steps: whether it runs, the
+/// backoff after failed sends, and what was reported already.
+///
+/// Thread safety: a value inside the cache's state lock.
+struct OutboxSending {
+    /// The sender's task, once started (by the first registration or enqueue).
+    var task: Task<Void, Never>?
+    /// Failed sends in a row (the backoff's count); reset by a success, a rejection, the
+    /// network coming back, the app becoming active, a user switch.
+    var failures = 0
+    /// No send starts before this moment (uptime): the backoff after a failure.
+    var retryAt: ContinuousClock.Instant?
+    /// When a sender was last registered: a kind still unknown a while after it is reported.
+    var lastRegistration: ContinuousClock.Instant?
+    /// What was reported once already (damage of a file, a change that does not decode, an
+    /// unknown kind).
+    var reported: Set<String> = []
+
+    /// How long after the last registration a queue's first change may wait for its kind
+    /// before it is reported: registrations at launch come one after another.
+    static let registrationGrace: Duration = .seconds(1)
+
+    /// Forgets the backoff: the next send starts at once.
+    mutating func retryNow() {
+        failures = 0
+        retryAt = nil
+    }
+}
+
+/// One send the sender decided on: the queue's first change, for its user.
+struct OutboxSend: Sendable {
+    var session: CacheSession
+    var id: UUID
+    var mutation: any CacheMutation
+    var kind: MutationKind
+    var key: String?
+
+    /// What became of it.
+    enum Outcome {
+        case accepted
+        case rejected(MutationRejected)
+        case failed(any Error)
+    }
+}
