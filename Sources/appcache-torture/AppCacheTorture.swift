@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -43,7 +43,7 @@ import MenuModel
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -59,7 +59,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge", "read-only"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge", "read-only", "outbox"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -115,6 +115,9 @@ struct AppCacheTorture {
                     try purge.run()
                 case "read-only":
                     try ReadOnlyMode(base: base, quick: quick, report: report).run()
+                case "outbox":
+                    var outbox = OutboxMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
+                    try outbox.run()
                 case "fuzz":
                     var fuzz = FuzzMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try fuzz.run()
@@ -183,6 +186,11 @@ struct AppCacheTorture {
             case "appender":
                 try SharedUpdates.appendAsChild(
                     root: root, owner: values["--owner"] ?? "A", count: Int(values["--count"] ?? "1000") ?? 1000)
+            case "outbox":
+                try OutboxChild.run(
+                    root: root, log: URL(filePath: values["--log"] ?? "/nonexistent"), owner: values["--owner"] ?? "a",
+                    start: Int(values["--start"] ?? "0") ?? 0, count: Int(values["--count"] ?? "0") ?? 0,
+                    seed: UInt64(values["--seed"] ?? "1") ?? 1)
             case "fuzz":
                 FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
             default:
