@@ -9,12 +9,15 @@ import MenuModel
 /// Cached posts show at once; when they are stale, one request to the (simulated) server
 /// refreshes both; the server's ETag is kept with the posts, so an unchanged feed costs a
 /// `304` that re-dates the archive without rewriting it; offline, both screens keep what they
-/// had. Run it several times on one cache directory to see each case.
+/// had. Run it several times on one cache directory to see each case. With `--bookmark N` it
+/// bookmarks a post with the network down: shown at once, queued durably, sent when the
+/// network returns (or by the next launch).
 @main
 struct NewsFeed {
     static let usage = """
         usage: news-feed [--root DIR] [--user NAME] [--edition N] [--offline] [--force-stale]
                          [--server-delay MS] [--posts N] [--live]
+                         [--bookmark N [--offline-for MS | --stay-offline]]
 
           --root DIR          cache directory (default: <temporary directory>/news-feed-cache)
           --user NAME         whose feed (default: reader)
@@ -26,6 +29,9 @@ struct NewsFeed {
           --posts N           how many posts an edition has (default: 8)
           --live              the rest of the model layer instead: a paged timeline, a polled
                               live score, headlines refetched when the network comes back
+          --bookmark N        bookmark the Nth cached post offline; the network returns after
+                              --offline-for MS (default: 500), or not at all with --stay-offline
+                              (the next launch sends it)
         """
 
     static func main() async {
@@ -55,6 +61,18 @@ struct NewsFeed {
         }
         configuration.diagnostics = { problem in printError("[cache] recovered: \(problem.message)") }
         let cache = try AppCache(configuration: configuration)
+        // Every launch registers its senders first: bookmarks queued by an earlier run go out
+        // as soon as the (simulated) network is there.
+        let bookmarkServer = BookmarkServer(isOnline: !options.offline && options.bookmark == nil)
+        let queuedEarlier = cache.pendingMutations.count
+        if queuedEarlier > 0 { print("[outbox] \(queuedEarlier) bookmark(s) queued by an earlier run") }
+        Bookmarks.registerSender(on: cache, server: bookmarkServer)
+        if let number = options.bookmark {
+            print("News feed, bookmarks: user \(options.user), cache \(options.root.path(percentEncoded: false))")
+            try await Bookmarks.run(
+                cache: cache, server: bookmarkServer, number: number, offlineFor: options.offlineFor, staysOffline: options.staysOffline)
+            return
+        }
         if options.live {
             print("News feed, live: user \(options.user), cache \(options.root.path(percentEncoded: false))")
             try await LiveFeed.run(cache: cache, delay: options.serverDelay)
@@ -87,8 +105,9 @@ struct NewsFeed {
             print("[disk] \(after.name): \(after.bytes.count) bytes, \(unchanged ? "the same file and bytes after the 304, re-dated only" : "rewritten")")
         }
         for (index, post) in (shownOnFeed ?? []).prefix(3).enumerated() {
-            print("  \(index + 1). \(post.title) (\(post.author.name))")
+            print("  \(index + 1). \(post.tags.contains(Bookmark.tag) ? "★ " : "")\(post.title) (\(post.author.name))")
         }
+        if queuedEarlier > 0 { try await Bookmarks.waitUntilSent(cache) }
     }
 
     /// Shows each answer of a load on one screen; returns the posts it ended with.
@@ -187,6 +206,9 @@ struct Options {
     var serverDelay = Duration.milliseconds(300)
     var posts = 8
     var live = false
+    var bookmark: Int?
+    var offlineFor = Duration.milliseconds(500)
+    var staysOffline = false
     var help = false
 
     struct Invalid: Error, CustomStringConvertible {
@@ -215,6 +237,11 @@ struct Options {
             case "--server-delay": serverDelay = .milliseconds(try count(for: argument))
             case "--posts": posts = try count(for: argument)
             case "--live": live = true
+            case "--bookmark":
+                bookmark = try count(for: argument)
+                guard bookmark! >= 1 else { throw Invalid(description: "--bookmark counts posts from 1") }
+            case "--offline-for": offlineFor = .milliseconds(try count(for: argument))
+            case "--stay-offline": staysOffline = true
             case "--help", "-h": help = true
             default: throw Invalid(description: "unknown option '\(argument)'")
             }

@@ -35,6 +35,36 @@ struct ExampleTests {
         #expect(second.standardError.isEmpty)
     }
 
+    @Test func newsFeedBookmarksOfflineAndSendsWhenTheNetworkReturnsOrTheNextLaunch() async throws {
+        let scratch = try Scratch()
+        _ = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+
+        // The network returns during the run: shown at once, waiting, then sent.
+        let run = try await newsFeed.run(["--root", scratch.cacheRoot, "--bookmark", "2", "--offline-for", "100"], scratch: scratch.url)
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        let id = try #require(lines.first { $0.hasPrefix("[bookmarks] queued as ") }?.split(separator: " ")[3].filter { $0 != "," })
+        let shown = try #require(lines.firstIndex { $0.contains("2. ★ 東京の朝 #1001") })
+        let waiting = try #require(lines.firstIndex { $0.hasPrefix("[outbox] waiting: bookmark \(id), tried 1 time(s)") })
+        let sent = try #require(lines.firstIndex { $0.hasPrefix("[server] POST /bookmarks") && $0.hasSuffix("Idempotency-Key: \(id)") })
+        #expect(shown < waiting && waiting < sent, "shown at once, waiting while offline, sent once the network is back")
+        #expect(run.standardOutput.contains("[outbox] nothing waits"))
+        #expect(lines.filter { $0.hasPrefix("[server] POST") }.count == 1)
+
+        // Offline until the app quits: the next launch sends it, with the same id.
+        let offline = try await newsFeed.run(["--root", scratch.cacheRoot, "--bookmark", "3", "--stay-offline"], scratch: scratch.url)
+        #expect(offline.status == 0, "\(offline.standardError)")
+        let queued = try #require(
+            offline.standardOutput.split(separator: "\n").first { $0.hasPrefix("[bookmarks] queued as ") }?.split(separator: " ")[3].filter { $0 != "," })
+        #expect(!offline.standardOutput.contains("[server] POST"))
+        let next = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        #expect(next.status == 0, "\(next.standardError)")
+        #expect(next.standardOutput.contains("[outbox] 1 bookmark(s) queued by an earlier run"))
+        #expect(next.standardOutput.contains("Idempotency-Key: \(queued)"))
+        #expect(next.standardOutput.contains("2. ★ 東京の朝 #1001") && next.standardOutput.contains("3. ★ Café com pão #1002"), "both stay bookmarked")
+        #expect(next.standardOutput.contains("[outbox] nothing waits"))
+    }
+
     @Test func newsFeedRefreshesInTheBackgroundWith304OfflineAndNewEditions() async throws {
         let scratch = try Scratch()
         _ = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
