@@ -7,7 +7,9 @@ import Foundation
 /// archive, its cache name, key, model schema version, size, age, staleness (against the
 /// threshold it was written with, recorded in its header, unless `--threshold` says otherwise),
 /// expiry, pin and, with `--verify`, whether its checksums hold and, for archives the app kept
-/// but could not decode as its model, why. Read-only: it never changes the cache.
+/// but could not decode as its model, why; then, per user, the changes queued for the server
+/// (`AppCache.enqueue`), from the outbox's records, without decoding them. Read-only: it never
+/// changes the cache.
 @main
 struct AppCacheInspect {
     static let usage = """
@@ -92,6 +94,8 @@ struct AppCacheInspect {
         print("Versions:   \(listing.schemaVersions.map(display).joined(separator: ", "))")
         print("Users:      \(listing.users.isEmpty ? "(none)" : listing.users.map { $0.map(display) ?? "(shared)" }.joined(separator: ", "))")
         print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(threshold.map(describe) ?? "each one's own threshold")")
+        print("Queued:     \(listing.queuedChanges.count) change(s) waiting for the server")
+        defer { printQueued(listing, now: now) }
         guard !listing.archives.isEmpty || !listing.unreadable.isEmpty else { return }
         print("")
         var rows = [["VERSION", "USER", "CACHE", "KEY", "MODEL", "BYTES", "AGE", "THRESHOLD", "STALE", "EXPIRES", "PINNED"] + (verified ? ["CHECKSUM"] : [])]
@@ -126,6 +130,25 @@ struct AppCacheInspect {
         }
         for file in listing.unreadable {
             print("UNREADABLE  \(file.path): \(file.reason)")
+        }
+    }
+
+    /// The changes waiting for the server, oldest first per user.
+    static func printQueued(_ listing: CacheRootListing, now: Date) {
+        guard !listing.queuedChanges.isEmpty else { return }
+        print("")
+        var rows = [["VERSION", "USER", "CHANGE", "KEY", "ID", "QUEUED", "ATTEMPTS", "LAST ERROR"]]
+        for queued in listing.queuedChanges {
+            let change = queued.change
+            rows.append([
+                display(queued.schemaVersion), queued.user.map(display) ?? "(shared)", display(change.mutationName),
+                change.key.map(display) ?? "(default)", change.id.uuidString, describe(now.timeIntervalSince(change.enqueuedAt)) + " ago",
+                "\(change.attempts)", change.lastError.map(display) ?? "-",
+            ])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ").trimmingTrailingSpaces())
         }
     }
 
@@ -188,6 +211,19 @@ struct AppCacheInspect {
         var thresholdSeconds: Double?
         var archives: [Archive]
         var unreadable: [Unreadable]
+        var queuedChanges: [QueuedChange]
+
+        struct QueuedChange: Encodable {
+            var schemaVersion: String
+            var user: String?
+            var mutationName: String
+            var key: String?
+            var id: String
+            var enqueuedAt: String
+            var attempts: Int
+            var lastError: String?
+            var path: String
+        }
     }
 
     static func printJSON(_ listing: CacheRootListing, root: URL, now: Date, threshold: Double?) {
@@ -208,7 +244,13 @@ struct AppCacheInspect {
                     modelSchemaVersion: archive.modelSchemaVersion, checksumVerified: archive.checksumVerified,
                     modelProblem: archive.modelProblem, path: archive.path)
             },
-            unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) })
+            unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) },
+            queuedChanges: listing.queuedChanges.map { queued in
+                Document.QueuedChange(
+                    schemaVersion: queued.schemaVersion, user: queued.user, mutationName: queued.change.mutationName,
+                    key: queued.change.key, id: queued.change.id.uuidString, enqueuedAt: dates.string(from: queued.change.enqueuedAt),
+                    attempts: queued.change.attempts, lastError: queued.change.lastError, path: queued.path)
+            })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {

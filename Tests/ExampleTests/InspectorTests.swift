@@ -22,6 +22,31 @@ struct InspectorTests {
         return files
     }
 
+    @Test func listsTheChangesQueuedPerUserWithoutDecodingThem() async throws {
+        let scratch = try ExampleTests.Scratch()
+        _ = try await ExampleProgram(name: "news-feed").run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
+        let offline = try await ExampleProgram(name: "news-feed").run(
+            ["--root", scratch.cacheRoot, "--bookmark", "2", "--stay-offline"], scratch: scratch.url)
+        let id = try #require(offline.standardOutput.split(separator: "\n").first { $0.hasPrefix("[bookmarks] queued as ") }?
+            .split(separator: " ")[3].filter { $0 != "," })
+        let before = try snapshot(scratch.cacheRoot)
+
+        let table = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)
+        #expect(table.status == 0, "\(table.standardError)")
+        let lines = table.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Queued:     1 change(s) waiting for the server"))
+        #expect(lines.contains { $0.hasPrefix("VERSION  USER    CHANGE    KEY  ID") })
+        let row = try #require(lines.first { $0.contains(String(id)) })
+        #expect(row.hasPrefix("1        reader  bookmark  top  "))
+        #expect(row.contains("  1  ") && row.contains("NSURLErrorDomain"), "tried once, with the error")
+
+        let json = try await inspect.run([scratch.cacheRoot, "--json"], scratch: scratch.url)
+        let document = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+        let queued = try #require(document?["queuedChanges"] as? [[String: Any]])
+        #expect(queued.count == 1 && queued.first?["id"] as? String == String(id) && queued.first?["user"] as? String == "reader")
+        #expect(try snapshot(scratch.cacheRoot).mapValues(\.0) == before.mapValues(\.0), "read-only")
+    }
+
     @Test func listsACacheMadeByTheExamplesAsATable() async throws {
         let scratch = try ExampleTests.Scratch()
         _ = try await ExampleProgram(name: "hotel-menu").run(["--root", scratch.cacheRoot, "--server-delay", "0", "--items", "3"], scratch: scratch.url)

@@ -46,6 +46,20 @@ public struct CacheRootListing: Sendable {
         public var path: String
     }
 
+    /// A change queued for the server (``AppCache/enqueue(_:)``) in a user's outbox, listed from
+    /// the outbox's records without decoding the change itself.
+    public struct QueuedChange: Sendable, Hashable {
+        /// The app schema version whose directory holds the outbox.
+        public var schemaVersion: String
+        /// The user (`nil`: the shared space), as far as the directory name tells (a very long
+        /// id is shortened there).
+        public var user: String?
+        /// The change, as ``AppCache/pendingMutations`` lists it.
+        public var change: PendingMutation
+        /// The outbox file.
+        public var path: String
+    }
+
     /// A file under a version directory that is not a readable archive, or a directory that
     /// cannot be listed.
     public struct Unreadable: Sendable, Hashable {
@@ -57,12 +71,15 @@ public struct CacheRootListing: Sendable {
 
     /// The app schema versions that have a directory under the root.
     public var schemaVersions: [String]
-    /// The users (or `nil`, the shared space) that have archives, in any version.
+    /// The users (or `nil`, the shared space) that have archives or queued changes, in any
+    /// version.
     public var users: [String?]
     /// Every readable archive, by version, user, cache name and key.
     public var archives: [Archive]
-    /// Files where archives should be that are not readable archives.
+    /// Files where archives should be that are not readable archives (and damaged outboxes).
     public var unreadable: [Unreadable]
+    /// The changes waiting for the server, per user, oldest first.
+    public var queuedChanges: [QueuedChange] = []
 
     /// Reads the cache at `root`.
     ///
@@ -99,6 +116,7 @@ public struct CacheRootListing: Sendable {
         var files: [(version: String, store: DiskStore, path: CachePath)] = []
         var schemaVersions: [String] = []
         var unreadable: [Unreadable] = []
+        var queued: [QueuedChange] = []
         for directory in versionDirectories {
             let versionPath = rootPath + "/" + directory
             let version = FileName.decode(directory.dropFirst(CacheLayout.versionPrefix.count)) ?? directory
@@ -133,6 +151,21 @@ public struct CacheRootListing: Sendable {
                     for entry in entries.sorted(by: { $0.name < $1.name })
                     where entry.name.hasSuffix(CacheLayout.archiveSuffix) && !entry.name.hasPrefix(".") && CachePath.isValidComponent(entry.name) {
                         files.append((version, store, CachePath(directory: userDirectory, name: entry.name)))
+                    }
+                    if entries.contains(where: { $0.name == OutboxFile.name }) {
+                        let outboxPath = userPath + "/" + OutboxFile.name
+                        let user = userDirectory == CacheLayout.sharedDirectoryName
+                            ? nil : FileName.decode(userDirectory.dropFirst(CacheLayout.userPrefix.count)) ?? userDirectory
+                        let read = try OutboxFile.read(fromDirectory: userDirectory, in: store)
+                        queued += read.log.entries.map { entry in
+                            QueuedChange(
+                                schemaVersion: version, user: user, change: OutboxQueue.Change(entry: entry).pendingMutation, path: outboxPath)
+                        }
+                        if read.isTooLarge || read.log.damagedRecords > 0 {
+                            unreadable.append(Unreadable(
+                                path: outboxPath,
+                                reason: read.isTooLarge ? "an outbox larger than any queue can be" : "an outbox with \(read.log.damagedRecords) damaged record(s)"))
+                        }
                     }
                 } catch {
                     unreadable.append(Unreadable(path: userPath, reason: "cannot be listed: \(error)"))
@@ -176,7 +209,11 @@ public struct CacheRootListing: Sendable {
         for archive in archives where !users.contains(archive.user) {
             users.append(archive.user)
         }
-        return CacheRootListing(schemaVersions: schemaVersions, users: users, archives: archives, unreadable: unreadable)
+        for change in queued where !users.contains(change.user) {
+            users.append(change.user)
+        }
+        return CacheRootListing(
+            schemaVersions: schemaVersions, users: users, archives: archives, unreadable: unreadable, queuedChanges: queued)
     }
 }
 

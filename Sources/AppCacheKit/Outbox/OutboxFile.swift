@@ -43,7 +43,12 @@ enum OutboxFile {
     ///
     /// - Throws: `SystemError` when the file exists but cannot be read.
     static func read(_ user: String?, from store: DiskStore) throws(SystemError) -> Read {
-        try store.fileSystem.withFileForReading(path(for: user)) { (opened) throws(SystemError) -> Read in
+        try read(fromDirectory: CacheLayout.userDirectoryName(user), in: store)
+    }
+
+    /// Reads the outbox of the user directory `directory` (as listed, for the inspector).
+    static func read(fromDirectory directory: String, in store: DiskStore) throws(SystemError) -> Read {
+        try store.fileSystem.withFileForReading(CachePath(directory: directory, name: name)) { (opened) throws(SystemError) -> Read in
             switch opened {
             case .missing:
                 return Read()
