@@ -58,7 +58,9 @@ extension AppCache {
     /// again on the new items. The result is written to disk at once, under the lock every
     /// process sharing the root takes, whatever ``Configuration/writeBackDelay`` says: that is
     /// what makes the update atomic across processes (an app and its widget appending to one
-    /// collection at the same moment keep both changes). Keep it free of side effects
+    /// collection at the same moment keep both changes). It changes the confirmed items: changes
+    /// queued with ``enqueue(_:)`` are not in what `transform` sees, and stay applied on top of
+    /// what it makes. Keep it free of side effects
     /// other than changing the items. A nested `updateItems` of the same collection from inside
     /// `transform` throws `nestedUpdate` rather than wait for itself; of another collection, it
     /// works.
