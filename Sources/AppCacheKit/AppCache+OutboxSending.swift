@@ -174,19 +174,9 @@ extension AppCache {
                             code: .ioFailure, message: "An accepted change could not be folded into its collection.", underlyingError: error))
                     }
                 }
-                try withDiskWrites { batch in
-                    _ = try batch.changeOutbox(for: user) { log in
-                        log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
-                    }
-                }
-                state.withLock { $0.sending.retryNow() }
+                try markDone(job)
             case .rejected:
-                try withDiskWrites { batch in
-                    _ = try batch.changeOutbox(for: user) { log in
-                        log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
-                    }
-                }
-                state.withLock { $0.sending.retryNow() }
+                try markDone(job)
             case .failed(let error):
                 try withDiskWrites { batch in
                     _ = try batch.changeOutbox(for: user) { log in
@@ -204,6 +194,17 @@ extension AppCache {
         outboxDidChange(job)
         let retryAt = state.withLock { $0.sending.retryAt }
         return retryAt.map { max($0 - .now, .zero) } ?? .zero
+    }
+
+    /// Takes `job`'s change out of its user's queue (if it is still there: another process may
+    /// have answered it) and lets the next send start at once.
+    private func markDone(_ job: OutboxSend) throws {
+        try withDiskWrites { batch in
+            _ = try batch.changeOutbox(for: job.session.user) { log in
+                log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
+            }
+        }
+        state.withLock { $0.sending.retryNow() }
     }
 
     /// Waits before the next send as ``Configuration/mutationRetry`` says after one more failure.

@@ -74,5 +74,6 @@ public struct MutationRejected: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The refusal in a sentence, with its reason (what ``PendingMutation/lastError`` and logs show).
     public var description: String { "The server rejected the change: \(reason)" }
 }
