@@ -178,7 +178,8 @@ extension AppCache {
                 state.withLock { $0.memory.countHit() }
                 return LoadedCollection(
                     items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false,
-                    validators: entry.record.validators, isPinned: entry.isPinned, expiry: entry.record.expiry)
+                    validators: entry.record.validators, isPinned: entry.isPinned, expiry: entry.record.expiry,
+                    nextPageCursor: entry.record.nextPageCursor)
             }
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }

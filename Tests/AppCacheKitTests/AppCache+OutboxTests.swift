@@ -328,6 +328,24 @@ import Testing
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType == .typeRegular)
     }
 
+    @Test func aCollectionOfATypeWithPendingChangesKeepsItsPageCursorAndValidators() async throws {
+        let fixture = try Fixture()
+        let cache = try openCache(fixture)
+        let server = Server([.hold])
+        cache.registerSender(for: Retag.self, send: server.send)
+        try cache.enqueue(Retag(noteID: 1, tags: ["x"]))
+        // The type has a pending change: reads take the slow path from memory, which must carry
+        // what the fast path did.
+        let (answers, _) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
+            .page(Self.notes, next: "cursor-2", validators: CacheValidators(etag: "e1"))
+        })
+        #expect(answers.last?.items == Self.tagged(Self.notes, 1, ["x"]))
+        #expect(cache.hasNextPage(Note.self, forKey: "top"))
+        let switches = cache.state.withLock { $0.sessions.switches }
+        #expect(try cache.readForLoad(Note.self, key: "top", switches: switches)?.validators?.etag == "e1")
+        server.gate.open()
+    }
+
     @Test func enqueueRefusesWhatCannotBeStored() throws {
         struct Huge: CacheMutation {
             static let mutationName = "huge"
