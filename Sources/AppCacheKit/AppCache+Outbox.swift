@@ -112,11 +112,11 @@ extension AppCache {
                 if state.outbox.user == .some(user) {
                     state.outbox.append(OutboxQueue.Change(entry: entry, mutation: mutation, modelType: ObjectIdentifier(M.Model.self)))
                 }
+                // Under the lock: a read of the file that began before the append is not kept.
                 state.outbox.markStale()
             }
         }
-        observers.notify(cacheName: info.cacheName, key: mutation.key)
-        observers.notify(cacheName: Self.outboxObserverName, key: nil)
+        outboxDidChange(cacheName: info.cacheName, key: mutation.key)
         startSendingIfNeeded()
         outboxSignal.fire()
         return entry.id

@@ -143,7 +143,7 @@ extension AppCache {
                 }
                 return queue.entries.first?.id == job.id
             }
-            outboxDidChange(job)
+            outboxDidChange(cacheName: job.kind.cacheName, key: job.key)
             return first
         } catch {
             reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
@@ -191,7 +191,7 @@ extension AppCache {
             backOff()
         }
         reportAll(problems)
-        outboxDidChange(job)
+        outboxDidChange(cacheName: job.kind.cacheName, key: job.key)
         let retryAt = state.withLock { $0.sending.retryAt }
         return retryAt.map { max($0 - .now, .zero) } ?? .zero
     }
@@ -216,10 +216,11 @@ extension AppCache {
         }
     }
 
-    /// Tells readers of the changed collection and followers of the queue.
-    private func outboxDidChange(_ job: OutboxSend) {
+    /// Marks the queue to be read again and tells readers of the changed collection and
+    /// followers of the queue (and the sender).
+    func outboxDidChange(cacheName: String, key: String?) {
         state.withLock { $0.outbox.markStale() }
-        observers.notify(cacheName: job.kind.cacheName, key: job.key)
+        observers.notify(cacheName: cacheName, key: key)
         observers.notify(cacheName: Self.outboxObserverName, key: nil)
     }
 }

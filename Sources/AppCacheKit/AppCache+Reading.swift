@@ -122,23 +122,20 @@ extension AppCache {
     /// are applied on the slow path.
     @usableFromInline
     func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
-        let change = disk.changeCount
-        return state.withLock { state in
-            guard change == state.syncedChange, !state.outbox.touches(type, change: change) else { return nil }
-            return state.memory.hit(MemoryKey(type: type, key: key, user: state.userSlot))
-        }
+        memoryLookup(type, key, unlessPending: true) { memory, key in memory.hit(key) }
     }
 
     /// What `look` finds in the memory layer for a model type and key of the current user,
     /// inside the state lock; `nil` without asking when another process or instance changed
-    /// the disk since memory was last checked against it.
+    /// the disk since memory was last checked against it, or, with `unlessPending`, when the
+    /// outbox may hold changes to apply to the type (``OutboxQueue/touches(_:change:)``).
     @inline(__always)
     func memoryLookup<Answer>(
-        _ type: ObjectIdentifier, _ key: String?, _ look: (inout MemoryStore, MemoryKey) -> Answer?
+        _ type: ObjectIdentifier, _ key: String?, unlessPending: Bool = false, _ look: (inout MemoryStore, MemoryKey) -> Answer?
     ) -> Answer? {
         let change = disk.changeCount
         return state.withLock { state in
-            guard change == state.syncedChange else { return nil }
+            guard change == state.syncedChange, !unlessPending || !state.outbox.touches(type, change: change) else { return nil }
             return look(&state.memory, MemoryKey(type: type, key: key, user: state.userSlot))
         }
     }

@@ -16,6 +16,11 @@ struct ExampleTests {
     }
 
     let hotelMenu = ExampleProgram(name: "hotel-menu")
+
+    /// The id news-feed printed for the bookmark it queued (`[bookmarks] queued as ID, ...`).
+    static func queuedBookmark(in output: String) -> String? {
+        output.split(separator: "\n").first { $0.hasPrefix("[bookmarks] queued as ") }.map { String($0.split(separator: " ")[3].filter { $0 != "," }) }
+    }
     let newsFeed = ExampleProgram(name: "news-feed")
 
     @Test func newsFeedShowsOneFetchForTwoScreensThenTheCache() async throws {
@@ -43,7 +48,7 @@ struct ExampleTests {
         let run = try await newsFeed.run(["--root", scratch.cacheRoot, "--bookmark", "2", "--offline-for", "100"], scratch: scratch.url)
         #expect(run.status == 0, "\(run.standardError)")
         let lines = run.standardOutput.split(separator: "\n").map(String.init)
-        let id = try #require(lines.first { $0.hasPrefix("[bookmarks] queued as ") }?.split(separator: " ")[3].filter { $0 != "," })
+        let id = try #require(Self.queuedBookmark(in: run.standardOutput))
         let shown = try #require(lines.firstIndex { $0.contains("2. ★ 東京の朝 #1001") })
         let waiting = try #require(lines.firstIndex { $0.hasPrefix("[outbox] waiting: bookmark \(id), tried 1 time(s)") })
         let sent = try #require(lines.firstIndex { $0.hasPrefix("[server] POST /bookmarks") && $0.hasSuffix("Idempotency-Key: \(id)") })
@@ -54,8 +59,7 @@ struct ExampleTests {
         // Offline until the app quits: the next launch sends it, with the same id.
         let offline = try await newsFeed.run(["--root", scratch.cacheRoot, "--bookmark", "3", "--stay-offline"], scratch: scratch.url)
         #expect(offline.status == 0, "\(offline.standardError)")
-        let queued = try #require(
-            offline.standardOutput.split(separator: "\n").first { $0.hasPrefix("[bookmarks] queued as ") }?.split(separator: " ")[3].filter { $0 != "," })
+        let queued = try #require(Self.queuedBookmark(in: offline.standardOutput))
         #expect(!offline.standardOutput.contains("[server] POST"))
         let next = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
         #expect(next.status == 0, "\(next.standardError)")

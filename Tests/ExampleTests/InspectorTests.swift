@@ -27,8 +27,7 @@ struct InspectorTests {
         _ = try await ExampleProgram(name: "news-feed").run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
         let offline = try await ExampleProgram(name: "news-feed").run(
             ["--root", scratch.cacheRoot, "--bookmark", "2", "--stay-offline"], scratch: scratch.url)
-        let id = try #require(offline.standardOutput.split(separator: "\n").first { $0.hasPrefix("[bookmarks] queued as ") }?
-            .split(separator: " ")[3].filter { $0 != "," })
+        let id = try #require(ExampleTests.queuedBookmark(in: offline.standardOutput))
         let before = try snapshot(scratch.cacheRoot)
 
         let table = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)
