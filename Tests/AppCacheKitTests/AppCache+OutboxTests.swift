@@ -346,6 +346,24 @@ import Testing
         server.gate.open()
     }
 
+    @Test func aSenderMayCallBackIntoTheCache() async throws {
+        let fixture = try Fixture()
+        let cache = try openCache(fixture)
+        try cache.cacheItems(Self.notes, forKey: "top")
+        let seen = Locked<[Int]>([])
+        cache.registerSender(for: Retag.self) { change, _ in
+            // Reads, the queue, and a follow-up change, all from inside a send.
+            let pending = cache.pendingMutations.count
+            _ = try cache.getCachedItems(Note.self, forKey: "top")
+            seen.withLock { $0.append(pending) }
+            if change.tags == ["first"] { try cache.enqueue(Retag(noteID: 2, tags: ["follow-up"])) }
+        }
+        try cache.enqueue(Retag(noteID: 1, tags: ["first"]))
+        #expect(await eventually { cache.pendingMutations.isEmpty && seen.withLock { $0.count } == 2 })
+        #expect(seen.withLock { $0 } == [1, 1], "each send saw itself still queued")
+        #expect(try cache.getCachedItems(Note.self, forKey: "top") == Self.tagged(Self.tagged(Self.notes, 1, ["first"]), 2, ["follow-up"]))
+    }
+
     @Test func enqueueRefusesWhatCannotBeStored() throws {
         struct Huge: CacheMutation {
             static let mutationName = "huge"
