@@ -101,8 +101,7 @@ struct NewsFeed {
         if let before = archiveBefore, let after = ArchiveFile.find(in: options.root, named: "FeedPosts+top.archive"),
             await server.lastStatus == 304
         {
-            let unchanged = before.bytes == after.bytes && before.inode == after.inode
-            print("[disk] \(after.name): \(after.bytes.count) bytes, \(unchanged ? "the same file and bytes after the 304, re-dated only" : "rewritten")")
+            print("[disk] \(after.name): \(after.bytes) bytes, \(before.isRedatedOnly(after) ? "the same bytes after the 304, re-dated only" : "rewritten")")
         }
         for (index, post) in (shownOnFeed ?? []).prefix(3).enumerated() {
             print("  \(index + 1). \(post.tags.contains(Bookmark.tag) ? "★ " : "")\(post.title) (\(post.author.name))")
@@ -177,23 +176,28 @@ actor NewsServer {
     }
 }
 
-/// An archive file as the example finds it on disk, to show that a 304 does not rewrite it.
+/// An archive as the inspector finds it on disk, with the size of the pack it is in, to show
+/// that a 304 does not write it again.
 struct ArchiveFile {
     var name: String
-    var bytes: Data
-    var inode: Int?
+    var bytes: Int
+    var cachedDate: Date
+    /// The size of its user directory's pack (small archives are records in it).
+    var packSize: Int
 
     static func find(in root: URL, named name: String) -> ArchiveFile? {
-        let rootPath = root.path(percentEncoded: false)
-        guard let enumerator = FileManager.default.enumerator(atPath: rootPath) else { return nil }
-        while let relative = enumerator.nextObject() as? String {
-            guard relative.hasSuffix("/" + name) else { continue }
-            let path = rootPath + "/" + relative
-            guard let bytes = FileManager.default.contents(atPath: path) else { return nil }
-            let inode = (try? FileManager.default.attributesOfItem(atPath: path))?[.systemFileNumber] as? Int
-            return ArchiveFile(name: name, bytes: bytes, inode: inode)
+        guard let archive = (try? CacheRootListing.read(root: root).archives)?.first(where: { $0.path.hasSuffix("/" + name) }) else {
+            return nil
         }
-        return nil
+        let pack = URL(filePath: archive.path).deletingLastPathComponent().appending(path: ".pack").path(percentEncoded: false)
+        let packSize = (try? FileManager.default.attributesOfItem(atPath: pack)[.size] as? Int) ?? 0
+        return ArchiveFile(name: name, bytes: archive.bytes, cachedDate: archive.cachedDate, packSize: packSize)
+    }
+
+    /// Whether `later` is this archive re-dated only: the same size, a later date, and the
+    /// pack grew by less than the archive (a re-dating record, not the archive again).
+    func isRedatedOnly(_ later: ArchiveFile) -> Bool {
+        later.bytes == bytes && later.cachedDate > cachedDate && later.packSize - packSize < bytes
     }
 }
 

@@ -69,15 +69,15 @@ struct SpillToDisk {
 
     static func printState(_ cache: AppCache, root: URL, start: Date) {
         print("  memory: \(cache.memoryStatistics)")
-        let files = (FileManager.default.enumerator(atPath: root.path(percentEncoded: false))?.allObjects as? [String] ?? [])
-            .filter { $0.hasSuffix(".archive") }.sorted()
-        if files.isEmpty {
+        // What is on disk, as the inspector reads it (small archives share their user's pack).
+        let rootPath = root.path(percentEncoded: false)
+        let archives = ((try? CacheRootListing.read(root: root).archives) ?? []).sorted { $0.path < $1.path }
+        if archives.isEmpty {
             print("  disk: (no archives)")
         }
-        for file in files {
-            let path = root.appending(path: file).path(percentEncoded: false)
-            let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? nil
-            let offset = modified.map { String(format: "+%.2f s", $0.timeIntervalSince(start)) } ?? "?"
+        for archive in archives {
+            let file = archive.path.dropFirst(rootPath.count).drop { $0 == "/" }
+            let offset = String(format: "+%.2f s", archive.cachedDate.timeIntervalSince(start))
             print("  disk: \(file)  modified \(offset) (when it was cached)")
         }
     }

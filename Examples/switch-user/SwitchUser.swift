@@ -44,9 +44,10 @@ struct SwitchUser {
         // waits for the disk; a flush waits for all of it to land.
         try cache.flush()
         print("On disk:")
-        let files = FileManager.default.enumerator(atPath: root.path(percentEncoded: false))?.allObjects as? [String] ?? []
-        for file in files.sorted() where file.hasSuffix(".archive") {
-            print("  \(file)")
+        // As the inspector lists them (small archives share their user's pack).
+        let rootPath = root.path(percentEncoded: false)
+        for archive in ((try? CacheRootListing.read(root: root).archives) ?? []).sorted(by: { $0.path < $1.path }) {
+            print("  \(archive.path.dropFirst(rootPath.count).drop { $0 == "/" })")
         }
     }
 

@@ -174,6 +174,10 @@ extension AppCache {
 
         /// The clock staleness is judged by and cached moments are taken from. Tests inject one.
         var now: @Sendable () -> Date = { Date() }
+        /// Archives up to this many bytes go into their user directory's pack rather than a
+        /// file each (see ``PackTable``); 0 writes every archive as a file (tests that plant,
+        /// age or damage archive files).
+        var packLimit = PackTable.defaultLimit
 
         /// System call failures to simulate. Tests only.
         var faults: FileSystem.FaultInjector?

@@ -160,7 +160,7 @@ public final class AppCache: Sendable {
         self.reports = reports
         let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
         let store = try DiskStore.open(
-            layout: layout, faults: configuration.effectiveFaults, protection: FileProtection(configuration.fileProtection),
+            layout: layout, packLimit: configuration.packLimit, faults: configuration.effectiveFaults, protection: FileProtection(configuration.fileProtection),
             onDamage: { path, what in
                 reports.add(AppCacheError(code: .corruptArchive, message: "The cache found \(what).", path: path))
             },

@@ -191,6 +191,9 @@ struct AppCacheTorture {
                     root: root, log: URL(filePath: values["--log"] ?? "/nonexistent"), owner: values["--owner"] ?? "a",
                     start: Int(values["--start"] ?? "0") ?? 0, count: Int(values["--count"] ?? "0") ?? 0,
                     seed: UInt64(values["--seed"] ?? "1") ?? 1)
+            case "syscall-probe":
+                try SyscallProbe.run(
+                    root: root, count: Int(values["--count"] ?? "1") ?? 1, items: Int(values["--items"] ?? "1") ?? 1)
             case "fuzz":
                 FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
             default:

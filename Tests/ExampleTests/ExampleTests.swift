@@ -80,7 +80,7 @@ struct ExampleTests {
         let notModifiedLine = try #require(lines.firstIndex { $0.hasPrefix("[feed] 8 cached posts are current (304)") })
         #expect(cachedLine < notModifiedLine, "the cached posts show before the refresh answers")
         #expect(unchanged.standardOutput.contains("[server] GET /top If-None-Match: \"edition-1\""), "the stored ETag went out")
-        #expect(unchanged.standardOutput.contains("the same file and bytes after the 304, re-dated only"))
+        #expect(unchanged.standardOutput.contains("the same bytes after the 304, re-dated only"))
         #expect(unchanged.standardOutput.contains("[server] 1 request for 2 screens"))
 
         let offline = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0", "--force-stale", "--offline"], scratch: scratch.url)

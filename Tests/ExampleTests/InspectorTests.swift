@@ -1,4 +1,4 @@
-import AppCacheKit
+@testable import AppCacheKit
 import AppCacheTestSupport
 import Foundation
 import MenuModel
@@ -69,8 +69,14 @@ struct InspectorTests {
     @Test func printsJSONWithStalenessAgainstTheThreshold() async throws {
         let scratch = try ExampleTests.Scratch()
         _ = try await ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
-        let bobsArchive = scratch.cacheRoot + "/version-1/user-bob/MenuItems.archive"
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: bobsArchive)
+        // Bob's menu cached two hours ago (small archives are records of their user's pack, so
+        // the cache's clock dates it rather than a file's modification date).
+        var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: "bob")
+        configuration.writeBackDelay = .zero
+        configuration.flushesAtExit = false
+        let twoHoursAgo = Date().addingTimeInterval(-7200)
+        configuration.now = { twoHoursAgo }
+        try AppCache(configuration: configuration).cacheItems(MenuItem.sampleMenu(count: 3))
 
         let result = try await inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)
         #expect(result.status == 0, "\(result.standardError)")
@@ -97,10 +103,13 @@ struct InspectorTests {
             try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: index), forKey: "menu-\(index)", expiresAfter: index == 0 ? .seconds(3600) : nil)
         }
         try cache.pin(MenuItem.self, forKey: "menu-0")
-        let damaged = scratch.cacheRoot + "/version-3/user-many/MenuItems+menu-7.archive"
-        var bytes = try Data(contentsOf: URL(filePath: damaged))
-        bytes[bytes.count - 3] ^= 0x20
-        try bytes.write(to: URL(filePath: damaged))
+        // A bit flipped in menu-7's payload, inside the user's pack: just past its header's
+        // key and checksum.
+        let pack = URL(filePath: scratch.cacheRoot + "/version-3/user-many/.pack")
+        var bytes = try Data(contentsOf: pack)
+        let key = try #require(bytes.firstRange(of: Data("menu-7".utf8)))
+        bytes[key.upperBound + 4 + 8] ^= 0x20
+        try bytes.write(to: pack)
 
         let result = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
         #expect(result.status == 3, "damage is reported in the exit status")
@@ -109,8 +118,8 @@ struct InspectorTests {
         #expect(rows.count == 60)
         #expect(rows.filter { $0.hasSuffix("BAD") }.map { $0.contains("menu-7") } == [true])
         #expect(rows.contains { $0.contains("menu-0") && $0.contains("pinned") && $0.contains("yes") })
-        // Inspecting did not remove the damaged file, as a cache read would.
-        #expect(FileManager.default.fileExists(atPath: damaged))
+        // Inspecting did not remove the damaged archive, as a cache read would.
+        #expect(try Data(contentsOf: pack) == bytes)
     }
 
     /// A menu item whose `name` became a number without a schema version bump.
@@ -158,7 +167,8 @@ struct InspectorTests {
         let result = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("Versions:   1, 2"))
-        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/MenuItems.archive"))
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot + "/version-1/user-guest/.pack"))
+        #expect(result.standardOutput.contains("guest"))
     }
 
     @Test func refusesWhatIsNotACache() async throws {

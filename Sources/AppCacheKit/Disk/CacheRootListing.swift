@@ -11,7 +11,7 @@ public import Foundation
 /// for file in listing.unreadable { print("unreadable:", file.path, file.reason) }
 /// ```
 public struct CacheRootListing: Sendable {
-    /// One archive file, as its header and file system describe it.
+    /// One archive, as its header and file system describe it.
     public struct Archive: Sendable, Hashable {
         /// The app schema version of the directory it is in.
         public var schemaVersion: String
@@ -42,8 +42,12 @@ public struct CacheRootListing: Sendable {
         /// with the path inside the items, or a version it declares no upgrade from); `nil`
         /// when the app recorded nothing for this very file, or when not verified.
         public var modelProblem: String?
-        /// Where the file is.
+        /// Where the file is; for an archive in its directory's pack, the path its file would
+        /// have.
         public var path: String
+        /// Whether it is stored in its user directory's pack of small archives (`.pack`)
+        /// rather than as a file of its own.
+        public var isPacked: Bool = false
     }
 
     /// A change queued for the server (``AppCache/enqueue(_:)``) in a user's outbox, listed from
@@ -148,9 +152,9 @@ public struct CacheRootListing: Sendable {
                         unreadable.append(Unreadable(path: userPath, reason: "a symbolic link, not a directory"))
                         continue
                     }
-                    for entry in entries.sorted(by: { $0.name < $1.name })
-                    where entry.name.hasSuffix(CacheLayout.archiveSuffix) && !entry.name.hasPrefix(".") && CachePath.isValidComponent(entry.name) {
-                        files.append((version, store, CachePath(directory: userDirectory, name: entry.name)))
+                    // Archive files and the archives the directory's pack holds.
+                    for path in (try? store.archivePaths(inDirectory: userDirectory)) ?? [] {
+                        files.append((version, store, path))
                     }
                     if entries.contains(where: { $0.name == OutboxFile.name }) {
                         let outboxPath = userPath + "/" + OutboxFile.name
@@ -203,7 +207,8 @@ public struct CacheRootListing: Sendable {
                 schemaVersion: file.version, user: header.user, cacheName: header.cacheName, key: header.key,
                 bytes: summary.size, cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 stalenessThreshold: header.stalenessThreshold, modelSchemaVersion: Int(clamping: header.schemaVersion),
-                checksumVerified: verified, modelProblem: modelProblem, path: fullPath))
+                checksumVerified: verified, modelProblem: modelProblem, path: fullPath,
+                isPacked: file.store.packs.locate(file.path, fileSystem: file.store.fileSystem, change: nil) != nil))
         }
         var users: [String?] = []
         for archive in archives where !users.contains(archive.user) {

@@ -10,6 +10,16 @@ import Foundation
 struct DiskStore: Sendable {
     let layout: CacheLayout
     var fileSystem: FileSystem
+    /// The user directories' packs of small archives, as this process knows them.
+    let packs: PackTable
+
+    /// A store of `layout` on `fileSystem`, packing archives up to `packLimit` bytes
+    /// (``PackTable/limit``; 0: each archive a file, as the inspector and tests plant them).
+    init(layout: CacheLayout, fileSystem: FileSystem, packLimit: Int = 0) {
+        self.layout = layout
+        self.fileSystem = fileSystem
+        packs = PackTable(limit: packLimit)
+    }
 
     /// Payloads longer than this are checked against their checksum in bounded chunks before
     /// being read whole, so a huge file that only claims to be an archive costs no memory.
@@ -25,7 +35,7 @@ struct DiskStore: Sendable {
     ///   `permissionDenied` or `ioFailure` when they cannot be made or opened;
     ///   `versionWipeFailed` when old data cannot be removed.
     static func open(
-        layout: CacheLayout, faults: FileSystem.FaultInjector? = nil, protection: FileProtection? = nil,
+        layout: CacheLayout, packLimit: Int = 0, faults: FileSystem.FaultInjector? = nil, protection: FileProtection? = nil,
         onDamage: @escaping @Sendable (String, String) -> Void, onProblem: (AppCacheError) -> Void = { _ in }
     ) throws(AppCacheError) -> DiskStore {
         var fileSystem: FileSystem
@@ -44,7 +54,7 @@ struct DiskStore: Sendable {
         BackupExclusion.apply(toRoot: URL(filePath: layout.rootPath, directoryHint: .isDirectory))
         var layout = layout
         layout.isCaseInsensitive = fileSystem.isCaseInsensitive()
-        let store = DiskStore(layout: layout, fileSystem: fileSystem)
+        let store = DiskStore(layout: layout, fileSystem: fileSystem, packLimit: packLimit)
         try store.wipeOtherVersions(onProblem: onProblem)
         return store
     }
@@ -135,6 +145,9 @@ struct DiskStore: Sendable {
         at path: CachePath, forKey key: ArchiveKey, versions: ReadableVersions, change: UInt64? = nil,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(AppCacheError) -> Read<Found> {
+        if let packed = packs.locate(path, fileSystem: fileSystem, change: change) {
+            return Self.readPacked(packed, forKey: key, versions: versions, use)
+        }
         do throws(SystemError) {
             return try fileSystem.withFileForReading(path, change: change) { opened throws(SystemError) -> Read<Found> in
                 switch opened {
@@ -219,7 +232,7 @@ struct DiskStore: Sendable {
 
     /// What `use` makes of an archive whose header passed ``check(_:for:versions:payloadLength:)``,
     /// when its payload passes its checksum; damaged otherwise.
-    private static func verified<Found>(
+    static func verified<Found>(
         _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileFacts,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {
@@ -244,6 +257,11 @@ struct DiskStore: Sendable {
     func write(
         _ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath, temporaryName: String
     ) throws(AppCacheError) -> (size: Int, identity: FileVersion) {
+        try write(record, header: Self.header(of: record, forKey: key), forKey: key, at: path, temporaryName: temporaryName)
+    }
+
+    /// The header bytes of `record`'s archive.
+    static func header(of record: ArchiveRecord, forKey key: ArchiveKey) -> [UInt8] {
         var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
             decodedSize: record.decodedSize.map { UInt64(max($0, 0)) },
@@ -259,11 +277,23 @@ struct DiskStore: Sendable {
         }
         // A cursor too long for a header is not kept: the collection then has no next page.
         header.nextPageCursor = record.nextPageCursor.flatMap { $0.utf8.count <= ArchiveHeader.maximumNameLength ? $0 : nil }
-        let headerBytes = header.encoded()
-        do {
+        return header.encoded()
+    }
+
+    /// ``write(_:forKey:at:temporaryName:)`` with the header already made: the archive file,
+    /// after which an older copy in the directory's pack is removed.
+    func write(
+        _ record: ArchiveRecord, header headerBytes: [UInt8], forKey key: ArchiveKey, at path: CachePath, temporaryName: String
+    ) throws(AppCacheError) -> (size: Int, identity: FileVersion) {
+        do throws(SystemError) {
             let identity = try fileSystem.writeAtomically(
                 header: headerBytes, payload: record.payload, to: path, temporaryName: temporaryName,
                 modificationDate: record.cachedDate)
+            if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
+                // The pack's copy is older now, and would win over the file: it goes.
+                let removal = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: record.cachedDate)
+                _ = try packs.append([PackTable.Appending(record: removal)], toDirectory: path.directory ?? CacheLayout.sharedDirectoryName, fileSystem: fileSystem)
+            }
             return (headerBytes.count + record.payload.count, identity)
         } catch {
             throw AppCacheError(
@@ -307,6 +337,9 @@ struct DiskStore: Sendable {
     /// The header of the file at `path`, checked, and its size and date, without reading the
     /// payload. Costs at most a few hundred kilobytes, whatever the file.
     func summary(at path: CachePath) -> SummaryRead {
+        if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
+            return Self.packedSummary(packed)
+        }
         do {
             return try fileSystem.withFileForReading(path) { opened throws(SystemError) -> SummaryRead in
                 switch opened {
@@ -364,16 +397,19 @@ struct DiskStore: Sendable {
     }
 
     /// The paths of the archives in the user directory `directory`.
+    ///
+    /// Both kinds: archive files, and the archives its pack holds (named from their headers).
     func archivePaths(inDirectory directory: String) throws(AppCacheError) -> [CachePath] {
+        let files: [String]
         do {
-            return (try fileSystem.contentsOfDirectory(directory) ?? [])
+            files = (try fileSystem.contentsOfDirectory(directory) ?? [])
                 .map(\.name)
                 .filter { $0.hasSuffix(CacheLayout.archiveSuffix) && !$0.hasPrefix(".") && CachePath.isValidComponent($0) }
-                .sorted()
-                .map { CachePath(directory: directory, name: $0) }
         } catch {
             throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
         }
+        let packed = packs.archives(inDirectory: directory, fileSystem: fileSystem).compactMap { packedPath(of: $0, in: directory)?.name }
+        return Set(files + packed).sorted().map { CachePath(directory: directory, name: $0) }
     }
 
     /// Renames every archive whose file name is not the one this layout gives its collection
@@ -417,8 +453,13 @@ struct DiskStore: Sendable {
     }
 
     /// Which regular file is at `path` and when it was modified; `nil` when there is none.
-    func facts(of path: CachePath) -> FileFacts? {
-        fileSystem.facts(of: path)
+    ///
+    /// - Parameter change: as for ``read(at:forKey:versions:change:_:)``.
+    func facts(of path: CachePath, change: UInt64? = nil) -> FileFacts? {
+        if let packed = packs.locate(path, fileSystem: fileSystem, change: change) {
+            return FileFacts(identity: packed.entry.identity, modificationDate: packed.entry.cachedDate)
+        }
+        return fileSystem.facts(of: path)
     }
 
     /// Sets the modification date of the archive at `path` to `date`, its bytes untouched, if
@@ -427,6 +468,12 @@ struct DiskStore: Sendable {
     /// - Returns: which file it is after the change; `nil` when it was removed or replaced.
     /// - Throws: `permissionDenied` or `ioFailure` when the date cannot be set.
     func redate(_ path: CachePath, ifStill identity: FileVersion, to date: Date, key: ArchiveKey) throws(AppCacheError) -> FileVersion? {
+        if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
+            guard packed.entry.identity == identity else { return nil }
+            let record = PackRecord(kind: .redating, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: date)
+            try appendToPack([PackTable.Appending(record: record)], in: path, key: key, failure: "The cached items could not be re-dated; they keep their date.")
+            return FileVersion(value: record.sequence)
+        }
         do {
             return try fileSystem.redate(path, ifStill: identity, to: date)
         } catch {
@@ -437,7 +484,13 @@ struct DiskStore: Sendable {
     }
 
     /// Removes the file at `path`; a missing file is not an error.
+    ///
+    /// An archive in a pack is removed by a removal record; any file at the path goes too.
     func removeFile(at path: CachePath, key: ArchiveKey? = nil) throws(AppCacheError) {
+        if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
+            let record = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: Date())
+            try appendToPack([PackTable.Appending(record: record)], in: path, key: key, failure: "The archive could not be removed.")
+        }
         do {
             try fileSystem.removeFile(path)
         } catch {
@@ -454,6 +507,7 @@ struct DiskStore: Sendable {
     /// - Throws: `permissionDenied`, `notADirectory` or `ioFailure` when it cannot be moved; the
     ///   archives are then unchanged.
     func moveOutOfView(userDirectory name: String) throws(AppCacheError) -> String? {
+        defer { packs.forget(name) }
         do {
             return try fileSystem.moveOutOfView(userDirectory: name)
         } catch {

@@ -156,9 +156,10 @@ final class DiskWriter: Sendable {
             }
             let crashed = coordinator.beginBatch()
             let changeBefore = coordinator.changeCount
+            if reopened { store.packs.forgetAll() }
             hooks.didLock(reopened, changeBefore)
             // Moved, not copied: the index inside is large, and a copy would be made on write.
-            var batch = Batch(ledger: held.moveOut()!, store: store, gate: gate)
+            var batch = Batch(ledger: held.moveOut()!, store: store, gate: gate, change: changeBefore)
             batch.ledger.begin(afterCrash: crashed)
             defer {
                 if tracksUses {
@@ -227,6 +228,10 @@ final class DiskWriter: Sendable {
         fileprivate var ledger: JournalLedger
         let store: DiskStore
         fileprivate let gate: SuspensionGate
+        /// The shared change count when the batch took the lock: no other process changes the
+        /// disk until it ends, so what a pack held at this count is still what it holds
+        /// (besides this batch's own appends, which its index already has).
+        fileprivate let change: UInt64
 
         /// Writes the archive for `key` at `path`.
         ///
@@ -252,16 +257,59 @@ final class DiskWriter: Sendable {
         ) -> [Swift.Result<FileVersion, AppCacheError>] {
             let temporaryNames = archives.map { _ in FileSystem.temporaryName() }
             ledger.announce(zip(archives, temporaryNames).map { .willChange(path: $0.0.path, temporaryName: $0.1) })
-            var results: [Swift.Result<FileVersion, AppCacheError>] = []
+            var results: [Swift.Result<FileVersion, AppCacheError>?] = []
+            // Small archives go into their directories' packs, gathered and appended together
+            // (one `write` per pack) before a file of the same path or at the end.
+            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
+            func appendPacked() {
+                guard !packing.isEmpty else { return }
+                let written = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
+                for (archive, result) in zip(packing, written) {
+                    results[archive.index] = result.map { written in
+                        ledger.record(.set(path: archive.path, size: written.size, isPinned: archive.record.isPinned))
+                        return written.identity
+                    }
+                }
+                compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
+                packing = []
+            }
             for (archive, temporaryName) in zip(archives, temporaryNames) {
                 if shouldStop() || gate.isClosed { break }
-                results.append(Swift.Result { () throws(AppCacheError) in
-                    let (size, identity) = try store.write(archive.record, forKey: archive.key, at: archive.path, temporaryName: temporaryName)
+                let header = DiskStore.header(of: archive.record, forKey: archive.key)
+                results.append(nil)
+                if store.packs(archiveOf: header.count + archive.record.payload.count) {
+                    packing.append((results.count - 1, archive.record, header, archive.key, archive.path))
+                    continue
+                }
+                if packing.contains(where: { $0.path == archive.path }) { appendPacked() }
+                results[results.count - 1] = Swift.Result { () throws(AppCacheError) in
+                    let (size, identity) = try store.write(archive.record, header: header, forKey: archive.key, at: archive.path, temporaryName: temporaryName)
                     ledger.record(.set(path: archive.path, size: size, isPinned: archive.record.isPinned))
                     return identity
-                })
+                }
             }
-            return results
+            appendPacked()
+            return results.map { $0! }
+        }
+
+        /// Rewrites the packs among `directories` whose dead records outweigh their live ones,
+        /// each through a temporary file announced in the journal. A failure is reported and
+        /// leaves the pack as it was.
+        private mutating func compactWastefulPacks(_ directories: Set<String>) {
+            for directory in directories.sorted() where store.packs.isWasteful(directory) {
+                let temporaryName = FileSystem.temporaryName()
+                ledger.announce([.willCompact(temporaryName: temporaryName)])
+                do throws(SystemError) {
+                    try store.packs.compact(directory, temporaryName: temporaryName, fileSystem: store.fileSystem)
+                } catch {
+                    report(AppCacheError(
+                        code: error.code, message: "A pack of small archives could not be compacted; it stays as it was.",
+                        path: error.path, underlyingError: error))
+                }
+                ledger.record(.temporaryGone(name: temporaryName))
+                // Other processes must read the new pack.
+                ledger.changedDisk = true
+            }
         }
 
         /// Removes the archive at `path`; a missing file is not an error.
@@ -274,7 +322,7 @@ final class DiskWriter: Sendable {
         /// Removes the archive at `path` if it is still the file `identity` (`nil`: still no
         /// regular file, such as a FIFO); a newer archive another writer put there stays.
         mutating func delete(at path: CachePath, ifStill identity: FileVersion?, key: ArchiveKey) throws(AppCacheError) {
-            guard store.facts(of: path)?.identity == identity else { return }
+            guard store.facts(of: path, change: change)?.identity == identity else { return }
             try delete(at: path, key: key)
         }
 
@@ -366,7 +414,7 @@ final class DiskWriter: Sendable {
         /// Which regular file is at `path` now (under the lock: no other writer changes it
         /// until the batch ends).
         func facts(of path: CachePath) -> FileFacts? {
-            store.facts(of: path)
+            store.facts(of: path, change: change)
         }
 
         /// Removes every temporary file: with the lock file held, any left is a crash's.

@@ -798,7 +798,7 @@ struct FileSystem: Sendable {
 
     /// A random name part for temporary files and trash directories.
     static func randomSuffix() -> String {
-        String(UInt64.random(in: .min ... .max), radix: 16)
+        String(UniqueNumbers.next(), radix: 16)
     }
 
     /// A fresh temporary file name.
@@ -819,7 +819,7 @@ struct FileSystem: Sendable {
 
     /// The descriptor of `path`'s directory: the version directory's own, or a user directory
     /// opened (created, with `create`) for the call. Close it unless it is the version's.
-    private func openDirectory(of path: CachePath, create: Bool) throws(SystemError) -> Int32? {
+    func openDirectory(of path: CachePath, create: Bool) throws(SystemError) -> Int32? {
         guard let directory = path.directory else { return version.descriptor }
         let display = versionPath + "/" + directory
         if create {
@@ -841,7 +841,7 @@ struct FileSystem: Sendable {
 
     /// Removes `name` in `directory` if it is a link or a special file (never a regular file
     /// or a directory), reporting it; returns whether it did.
-    private func removeIfUnsafe(in directory: Int32, _ name: String, _ display: String) -> Bool {
+    func removeIfUnsafe(in directory: Int32, _ name: String, _ display: String) -> Bool {
         var info = stat()
         guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
         let type = info.st_mode & S_IFMT
@@ -875,7 +875,7 @@ struct FileSystem: Sendable {
         if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw .last("rmdir", display) }
     }
 
-    private func writeAll(_ descriptor: Int32, _ bytes: some ContiguousBytes, _ path: String) throws(SystemError) {
+    func writeAll(_ descriptor: Int32, _ bytes: some ContiguousBytes, _ path: String) throws(SystemError) {
         try inject(.write, path)
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return nil }
@@ -893,7 +893,7 @@ struct FileSystem: Sendable {
         if let failure { throw SystemError(operation: "write", errorNumber: failure, path: path) }
     }
 
-    private func inject(_ operation: Operation, _ path: String) throws(SystemError) {
+    func inject(_ operation: Operation, _ path: String) throws(SystemError) {
         if let faults, let errorNumber = faults(operation, path) {
             throw SystemError(operation: "\(operation)", errorNumber: errorNumber, path: path)
         }

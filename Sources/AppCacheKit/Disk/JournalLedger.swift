@@ -192,6 +192,7 @@ struct JournalLedger {
         var settled: [DiskIndex.Record] = []
         for (path, temporaryName) in intents.changes {
             try? fileSystem.removeFile(CachePath(directory: path.directory, name: temporaryName))
+            store.resolveDuplicate(at: path)
             settled.append(settledRecord(path))
         }
         for directory in intents.wipes {

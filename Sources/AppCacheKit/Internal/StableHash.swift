@@ -25,3 +25,15 @@ enum StableHash {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
+
+extension StableHash {
+    /// The 64-bit FNV-1a hash of the UTF-8 bytes of `string`: names an archive in a pack
+    /// (``PackRecord``), where a read still checks the archive header's full names.
+    static func value64(_ string: String) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in string.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+}

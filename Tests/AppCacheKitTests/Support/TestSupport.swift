@@ -69,6 +69,9 @@ struct Fixture {
         // must not write the caches of tests running beside it. Tests of exit flushing turn
         // it on.
         configuration.flushesAtExit = false
+        // These tests age, damage and count archive files: every archive is a file of its
+        // own here. PackTests cover the packed layout, and the torture program runs on it.
+        configuration.packLimit = 0
         switch memory {
         case .diskOnly:
             configuration.writeBackDelay = .zero

@@ -1,0 +1,158 @@
+import Foundation
+
+/// The archives a ``DiskStore`` keeps in its user directories' packs (``PackTable``): read,
+/// summarised and written like archive files, with the same checks.
+extension DiskStore {
+    /// Whether an archive of `length` bytes (header and payload) goes into its directory's pack.
+    func packs(archiveOf length: Int) -> Bool {
+        length <= packs.limit
+    }
+
+    /// ``read(at:forKey:versions:change:_:)`` of an archive in a pack: its bytes in one `pread`,
+    /// checked exactly as an archive file's.
+    static func readPacked<Found>(
+        _ packed: PackTable.Located, forKey key: ArchiveKey, versions: ReadableVersions,
+        _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) -> Read<Found> {
+        let entry = packed.entry
+        let facts = FileFacts(identity: entry.identity, modificationDate: entry.cachedDate)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.bodyLength, alignment: 16)
+        defer { buffer.deallocate() }
+        guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
+            return .damaged(Problem(code: .corruptArchive, message: "The archive's record in its pack is cut short."), identity: facts.identity)
+        }
+        let bytes = UnsafeRawBufferPointer(buffer)
+        let header: ArchiveHeader
+        let headerLength: Int
+        do throws(ArchiveDefect) {
+            (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
+        } catch {
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+        if let problem = check(header, for: key, versions: versions, payloadLength: payload.count) {
+            return .damaged(problem, identity: facts.identity)
+        }
+        return verified(header, payload: payload, of: facts, use)
+    }
+
+    /// The header of an archive in a pack, and its date and size (what the record takes).
+    static func packedSummary(_ packed: PackTable.Located) -> SummaryRead {
+        let entry = packed.entry
+        switch packedHeader(packed) {
+        case .success(let (header, headerLength)):
+            guard header.payloadLength == UInt64(entry.bodyLength - headerLength) else {
+                let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: entry.bodyLength - headerLength)
+                return .unreadable("\(defect)", size: entry.length)
+            }
+            return .summary(Summary(header: header, cachedDate: entry.cachedDate, size: entry.length, identity: entry.identity))
+        case .failure(let defect):
+            return .unreadable("\(defect)", size: entry.length)
+        }
+    }
+
+    /// Reads and parses the header at the start of a packed archive (at most its first 4 KiB,
+    /// then exactly the header's checked length).
+    private static func packedHeader(_ packed: PackTable.Located) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+        let entry = packed.entry
+        func read(_ count: Int) -> Result<(ArchiveHeader, Int), ArchiveDefect>? {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+            defer { buffer.deallocate() }
+            guard packed.file.read(into: buffer, count: count, at: entry.bodyOffset) == count else { return .failure(.truncated) }
+            let bytes = UnsafeRawBufferPointer(buffer)
+            let required: Int
+            do throws(ArchiveDefect) {
+                required = try ArchiveHeader.requiredLength(bytes)
+            } catch {
+                return .failure(error)
+            }
+            guard required <= entry.bodyLength else { return .failure(.truncated) }
+            guard required <= count else { return nil }
+            return Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(bytes) }
+        }
+        let prefix = min(entry.bodyLength, 4096)
+        if let result = read(prefix) { return result }
+        return read(entry.bodyLength) ?? .failure(.truncated)
+    }
+
+    /// The path of the packed archive `packed`, from its header's names: `nil` when its header
+    /// does not read, names another directory's collection, or does not hash to the record's
+    /// name (damage, which a read of the collection finds and removes).
+    func packedPath(of packed: PackTable.Located, in directory: String) -> CachePath? {
+        guard case .success(let (header, _)) = Self.packedHeader(packed) else { return nil }
+        let path = layout.archivePath(for: ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key))
+        guard path.directory == directory, StableHash.value64(path.name) == packed.hash else { return nil }
+        return path
+    }
+
+    /// Writes small archives into their directories' packs: one `write` per directory, after
+    /// which a file an archive replaces (written when it was large) is removed.
+    ///
+    /// - Returns: for each archive, in order, its size in the pack and which version it now
+    ///   is, or why it could not be written (the pack then holds what it held before).
+    func writePacked(
+        _ archives: [(record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)]
+    ) -> [Result<(size: Int, identity: FileVersion), AppCacheError>] {
+        var results = [Result<(size: Int, identity: FileVersion), AppCacheError>?](repeating: nil, count: archives.count)
+        var byDirectory: [String: [Int]] = [:]
+        var order: [String] = []
+        for (index, archive) in archives.enumerated() {
+            let directory = archive.path.directory ?? CacheLayout.sharedDirectoryName
+            if byDirectory[directory] == nil { order.append(directory) }
+            byDirectory[directory, default: []].append(index)
+        }
+        for directory in order {
+            let indices = byDirectory[directory]!
+            let appending = indices.map { index in
+                let archive = archives[index]
+                let record = PackRecord(
+                    kind: .archive, bodyLength: archive.header.count + archive.record.payload.count,
+                    nameHash: StableHash.value64(archive.path.name), sequence: UniqueNumbers.next(), cachedDate: archive.record.cachedDate)
+                return PackTable.Appending(record: record, header: archive.header, payload: archive.record.payload)
+            }
+            do throws(SystemError) {
+                let appended = try packs.append(appending, toDirectory: directory, fileSystem: fileSystem)
+                for (position, index) in indices.enumerated() {
+                    let archive = archives[index]
+                    if !appended.entries[position].wasLive {
+                        // Its first record in the pack: a file it was before goes (a read
+                        // prefers the pack, but a removal must not uncover the old file).
+                        try? fileSystem.removeFile(archive.path)
+                    }
+                    let entry = appended.entries[position].entry!
+                    results[index] = .success((entry.length, entry.identity))
+                }
+            } catch {
+                for index in indices {
+                    let key = archives[index].key
+                    results[index] = .failure(AppCacheError(
+                        code: error.code, message: "The items could not be written; what was cached before is unchanged.",
+                        cacheName: key.cacheName, key: key.key, path: error.path, underlyingError: error))
+                }
+            }
+        }
+        return results.map { $0! }
+    }
+
+    /// Appends removal or re-dating records for the archive at `path`.
+    func appendToPack(_ records: [PackTable.Appending], in path: CachePath, key: ArchiveKey?, failure: String) throws(AppCacheError) {
+        do throws(SystemError) {
+            _ = try packs.append(records, toDirectory: path.directory ?? CacheLayout.sharedDirectoryName, fileSystem: fileSystem)
+        } catch {
+            throw AppCacheError(
+                code: error.code, message: failure, cacheName: key?.cacheName, key: key?.key, path: error.path, underlyingError: error)
+        }
+    }
+
+    /// After a crash: where both the pack and a file hold the archive at `path` (a crash between
+    /// writing one and removing the other), the one cached later stays (the pack's, on a tie).
+    func resolveDuplicate(at path: CachePath) {
+        guard let packed = packs.locate(path, fileSystem: fileSystem, change: nil), let file = fileSystem.facts(of: path) else { return }
+        if file.modificationDate > packed.entry.cachedDate {
+            let removal = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: file.modificationDate)
+            try? appendToPack([PackTable.Appending(record: removal)], in: path, key: nil, failure: "")
+        } else {
+            try? fileSystem.removeFile(path)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One user directory's pack, `<user dir>/.pack`, held open: the small archives of the
+/// directory, appended one record after another (``PackRecord``) rather than each written as a
+/// file of its own.
+///
+/// Why: a file per small collection costs the file system an inode, a directory entry and at
+/// least one block (4 KiB for a 350-byte archive), and replacing it means creating a file,
+/// writing it, dating it and renaming it over the old one (which makes ext4 and APFS start
+/// writing it out at once). An append into a file held open costs one `write`, dirties only the
+/// pages it touches and takes no more space than its bytes: what SQLite's write-ahead log and
+/// log-structured stores do.
+///
+/// Records are only ever appended, under the lock file's lock (``DiskWriter``); a pack is
+/// replaced whole by its compaction (``PackTable``), so a reader holding an old one open
+/// reads a consistent, older pack. The pack is untrusted input: it is read in bounded chunks,
+/// every prefix checked (``PackRecord/parse(_:maximumBodyLength:)``), and a read stops at the
+/// first record that is not whole (an append under way, or a crash's) or not a record
+/// (damage); a writer cuts such a tail off before appending.
+///
+/// Thread safety: `Sendable`; the descriptor is closed when the last reference goes, so a read
+/// holding one never sees it closed or reused.
+final class PackFile: Sendable {
+    /// The file name of a user directory's pack.
+    static let name = ".pack"
+    /// The largest pack read: a bigger one is damage (a live pack holds at most twice its
+    /// live archives plus ``PackTable/minimumCompactionWaste``).
+    static let maximumSize = 1 << 30
+    /// The size of one read while scanning.
+    static let chunkSize = 64 << 10
+
+    let descriptor: Int32
+    /// Which file this is: a compaction renames another over it.
+    let number: FileID
+    /// Whether it was opened for appending.
+    let isWritable: Bool
+
+    init(descriptor: Int32, number: FileID, isWritable: Bool) {
+        self.descriptor = descriptor
+        self.number = number
+        self.isWritable = isWritable
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The path of `directory`'s pack.
+    static func path(in directory: String) -> CachePath {
+        CachePath(directory: directory, name: name)
+    }
+
+    /// Opens the pack of `directory`: never following a link, never blocking, refusing what is
+    /// not a regular file (a writer removes a link or special file planted there).
+    ///
+    /// - Parameters:
+    ///   - writable: opens it for appending, creating it (and the directory) if missing.
+    /// - Returns: the pack and its size; `nil` when there is none (or, for a reader, when
+    ///   something else is there).
+    /// - Throws: `SystemError` when a writer cannot open or create it.
+    static func open(in directory: String, writable: Bool, fileSystem: FileSystem) throws(SystemError) -> (PackFile, size: Int)? {
+        let path = path(in: directory)
+        let display = fileSystem.displayPath(path)
+        let held: Int32?
+        do {
+            held = try fileSystem.openDirectory(of: path, create: writable)
+        } catch where !writable {
+            return nil
+        }
+        guard let held else { return nil }
+        defer { close(held) }
+        let flags = writable ? O_RDWR | O_APPEND | O_CREAT : O_RDONLY
+        for attempt in 0..<2 {
+            let descriptor = openat(held, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            var info = stat()
+            if descriptor >= 0 {
+                if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                    if writable { fileSystem.protection?.apply(toDescriptor: descriptor) }
+                    return (PackFile(descriptor: descriptor, number: FileID(info), isWritable: writable), Int(clamping: info.st_size))
+                }
+                close(descriptor)
+            } else if errno == ENOENT {
+                return nil
+            }
+            guard writable, attempt == 0, fileSystem.removeIfUnsafe(in: held, name, display) else { break }
+        }
+        if writable { throw SystemError(operation: "open", errorNumber: EINVAL, path: display) }
+        return nil
+    }
+
+    /// Which file is at `directory`'s pack path now, and its size: one `fstatat`. The path is
+    /// resolved from the version directory, so a linked user directory is followed here: the
+    /// answer is only ever compared with a pack opened safely (``open(in:writable:fileSystem:)``).
+    static func current(in directory: String, fileSystem: FileSystem) -> (number: FileID, size: Int)? {
+        var info = stat()
+        let relative = directory + "/" + name
+        guard fstatat(fileSystem.version.descriptor, relative, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return nil
+        }
+        return (FileID(info), Int(clamping: info.st_size))
+    }
+
+    /// Where reading the pack stopped.
+    enum Stop: Equatable {
+        /// At its end, every record whole.
+        case end
+        /// At a record not yet (or never) wholly written: an append under way or a crash's.
+        case incomplete
+        /// At bytes that are no record, and why.
+        case damaged(String)
+    }
+
+    /// Reads the records from `index.end` up to `size` into `index`, in chunks of
+    /// ``chunkSize``; the body of a record is not read.
+    func scan(into index: inout PackIndex, upTo size: Int, maximumBodyLength: Int) -> Stop {
+        guard size <= Self.maximumSize else { return .damaged("the pack is larger than any pack can be") }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        while index.end < size {
+            let start = index.end
+            let filled = read(into: buffer, count: min(Self.chunkSize, size - start), at: start)
+            guard filled > 0 else { return filled < 0 ? .damaged("the pack cannot be read") : .incomplete }
+            var position = 0
+            scanning: while position < filled {
+                switch PackRecord.parse(UnsafeRawBufferPointer(rebasing: buffer[position..<filled]), maximumBodyLength: maximumBodyLength) {
+                case .damaged(let reason):
+                    return .damaged(reason)
+                case .incomplete:
+                    // The prefix goes on in the next chunk (read from it), or the pack ends.
+                    break scanning
+                case .record(let record):
+                    guard start + position + record.length <= size else { return .incomplete }
+                    index.apply(record, at: start + position)
+                    position += record.length
+                }
+            }
+            // Not even one prefix in a chunk: the pack ends within it.
+            if index.end == start { return .incomplete }
+        }
+        return .end
+    }
+
+    /// Reads `count` bytes at `offset` into `buffer`, retrying interrupted reads.
+    ///
+    /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error.
+    func read(into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < count {
+            let got = pread(descriptor, base + filled, count - filled, off_t(offset + filled))
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return got < 0 ? -1 : filled }
+            filled += got
+        }
+        return filled
+    }
+}

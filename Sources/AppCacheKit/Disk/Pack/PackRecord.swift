@@ -1,0 +1,89 @@
+import Foundation
+
+/// The fixed prefix of one record in a user directory's pack (``PackFile``): an archive's bytes,
+/// the removal of one, or a new cached date for one.
+///
+/// Layout, integers little-endian:
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 2 | magic `0xAC 0x50` |
+/// | 2 | 1 | kind: 1 an archive, 2 a removal, 3 a new cached date |
+/// | 3 | 1 | reserved, 0 |
+/// | 4 | 4 | body length: the archive's bytes (header and payload, exactly as an archive file holds them); 0 for the other kinds |
+/// | 8 | 8 | the archive's file name, hashed (``StableHash/value64(_:)``) |
+/// | 16 | 8 | the write's sequence number: which version of the archive this is (its ``FileVersion``) |
+/// | 24 | 8 | the cached date, the bit pattern of its `timeIntervalSinceReferenceDate` |
+/// | 32 | 4 | CRC-32 of bytes 0..<32 |
+///
+/// The prefix checks itself; the body is an archive, whose header and payload carry their own
+/// checksums and names, so a read checks it exactly as it checks an archive file.
+struct PackRecord: Equatable, Sendable {
+    enum Kind: UInt8, Sendable {
+        case archive = 1
+        case removal = 2
+        case redating = 3
+    }
+
+    static let prefixLength = 36
+    static let magic: (UInt8, UInt8) = (0xAC, 0x50)
+
+    var kind: Kind
+    /// The archive bytes that follow the prefix.
+    var bodyLength: Int
+    var nameHash: UInt64
+    var sequence: UInt64
+    var cachedDate: Date
+
+    /// The record's bytes in the pack, prefix and body.
+    var length: Int { Self.prefixLength + bodyLength }
+
+    /// The prefix's bytes.
+    func prefix() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.prefixLength)
+        bytes += [Self.magic.0, Self.magic.1, kind.rawValue, 0]
+        append(UInt32(bodyLength), to: &bytes)
+        append(nameHash, to: &bytes)
+        append(sequence, to: &bytes)
+        append(cachedDate.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+        bytes.withUnsafeBytes { append(CRC32.checksum($0), to: &bytes) }
+        return bytes
+    }
+
+    /// What a record's prefix said.
+    enum Parsed: Equatable {
+        case record(PackRecord)
+        /// Fewer bytes than a prefix: the end of the pack, or an append cut short.
+        case incomplete
+        /// Bytes that are no record's prefix, and why.
+        case damaged(String)
+    }
+
+    /// Reads the prefix at the start of `bytes`, checking its checksum, magic, kind and length
+    /// (a body over `maximumBodyLength`, or a removal with a body, is damage).
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumBodyLength: Int) -> Parsed {
+        guard bytes.count >= prefixLength else { return .incomplete }
+        func load<T: FixedWidthInteger>(_ offset: Int) -> T {
+            var value: T = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + MemoryLayout<T>.size])) }
+            return T(littleEndian: value)
+        }
+        guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])) == load(32) as UInt32 else {
+            return .damaged("a record's prefix fails its checksum")
+        }
+        guard bytes[0] == magic.0, bytes[1] == magic.1, bytes[3] == 0, let kind = Kind(rawValue: bytes[2]) else {
+            return .damaged("a record has an unknown magic or kind")
+        }
+        let bodyLength = Int(load(4) as UInt32)
+        guard kind == .archive ? bodyLength > 0 && bodyLength <= maximumBodyLength : bodyLength == 0 else {
+            return .damaged("a record claims a body of \(bodyLength) bytes")
+        }
+        let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: load(24)))
+        return .record(PackRecord(kind: kind, bodyLength: bodyLength, nameHash: load(8), sequence: load(16), cachedDate: date))
+    }
+
+    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The packs (``PackFile``) of one version directory's user directories, as this process knows
+/// them: each held open with its ``PackIndex``.
+///
+/// A reader asks ``locate(_:fileSystem:change:)``. While the disk's shared change count stays
+/// the one the pack was last checked at, that costs no system call; once it moved (any process
+/// changed the disk), one `fstatat` tells whether the pack is the same file, grown (its new
+/// records are read), or replaced (it is read again from the start). A writer, under the lock
+/// file's lock, checks the pack the same way, cuts off a tail that is not whole records and
+/// appends all its records in one `write` (``append(_:toDirectory:fileSystem:)``).
+///
+/// Thread safety: `Sendable`. One ``BlockingLock`` guards the table; it is held across the
+/// short file I/O of checking, reading new records and appending (its job is to order those),
+/// never across a caller's code. Lock order: the disk writer's lock, then this one.
+final class PackTable: Sendable {
+    /// Archives (header and payload) up to this many bytes are packed; larger ones stay files
+    /// of their own. 0: nothing is packed (packs written by others are still read).
+    let limit: Int
+    /// The default ``limit``: an archive read in one system call (``DiskStore/singleReadLimit``).
+    static let defaultLimit = 64 << 10
+    /// The largest archive any pack record may hold, whatever the writer's limit.
+    static let maximumBodyLength = 1 << 20
+    /// A pack is compacted once its dead records take more than its live ones and at least
+    /// this many bytes.
+    static let minimumCompactionWaste = 1 << 20
+
+    private struct Slot {
+        var file: PackFile?
+        var index = PackIndex()
+        /// The change count the pack was last checked at.
+        var checkedAt: UInt64?
+        /// The pack's size when last checked.
+        var size = 0
+        /// Why reading stopped before ``size``, if it did.
+        var stop: PackFile.Stop = .end
+    }
+
+    private let slots = BlockingLock<[String: Slot]>([:])
+
+    init(limit: Int) {
+        self.limit = min(max(limit, 0), Self.maximumBodyLength)
+    }
+
+    /// An archive found in a pack: the pack it is in (held open) and where.
+    struct Located: Sendable {
+        let file: PackFile
+        let entry: PackIndex.Entry
+        /// The hash of the archive's file name (``StableHash/value64(_:)``).
+        let hash: UInt64
+    }
+
+    /// Where the archive at `path` is in its directory's pack; `nil` when the pack does not
+    /// hold it (it may be a file of its own).
+    ///
+    /// - Parameter change: the disk's change count the read started at, if known: the pack is
+    ///   then checked only if it moved since the last check.
+    func locate(_ path: CachePath, fileSystem: FileSystem, change: UInt64?) -> Located? {
+        guard let directory = path.directory else { return nil }
+        let hash = StableHash.value64(path.name)
+        return slots.withLock { slots in
+            var slot = slots[directory] ?? Slot()
+            defer { slots[directory] = slot }
+            try? refresh(&slot, directory, fileSystem, change: change, writable: false)
+            guard let file = slot.file, let entry = slot.index[hash] else { return nil }
+            return Located(file: file, entry: entry, hash: hash)
+        }
+    }
+
+    /// Every archive `directory`'s pack holds, checked against the file now.
+    func archives(inDirectory directory: String, fileSystem: FileSystem) -> [Located] {
+        slots.withLock { slots in
+            var slot = slots[directory] ?? Slot()
+            defer { slots[directory] = slot }
+            try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
+            guard let file = slot.file else { return [] }
+            return slot.index.entries.sorted { $0.value.offset < $1.value.offset }.map { Located(file: file, entry: $0.value, hash: $0.key) }
+        }
+    }
+
+    /// One record to append, with its archive bytes (empty for a removal or re-dating).
+    struct Appending {
+        var record: PackRecord
+        var header: [UInt8] = []
+        var payload: Data = Data()
+    }
+
+    /// Appends `records` to `directory`'s pack in one `write`, creating it (and the directory)
+    /// if missing. Call holding the lock file's lock (inside a ``DiskWriter`` batch).
+    ///
+    /// A tail that is not whole records is cut off first: with the lock held, it is a crash's
+    /// (or damage).
+    ///
+    /// - Returns: for each record, in order, where its archive now is (`nil` for the other
+    ///   kinds) and whether the pack held that archive before; and the damage cut off, if
+    ///   any, to report.
+    /// - Throws: `SystemError` when the pack cannot be opened or written; it then holds what
+    ///   it held before.
+    func append(
+        _ records: [Appending], toDirectory directory: String, fileSystem: FileSystem
+    ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
+        try slots.withLock { slots in
+            Result { () throws(SystemError) in try append(records, to: &slots, directory, fileSystem) }
+        }.get()
+    }
+
+    private func append(
+        _ records: [Appending], to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
+    ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
+        do {
+            var slot = slots[directory] ?? Slot()
+            defer { slots[directory] = slot }
+            try refresh(&slot, directory, fileSystem, change: nil, writable: true)
+            guard let file = slot.file else { throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory))) }
+            let display = fileSystem.displayPath(PackFile.path(in: directory))
+            var damage: String?
+            if slot.size > slot.index.end {
+                if case .damaged(let reason) = slot.stop { damage = reason }
+                guard ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
+                slot.size = slot.index.end
+                slot.stop = .end
+            }
+            var bytes = Data()
+            bytes.reserveCapacity(records.reduce(0) { $0 + $1.record.length })
+            for appending in records {
+                bytes.append(contentsOf: appending.record.prefix())
+                bytes.append(contentsOf: appending.header)
+                bytes.append(appending.payload)
+            }
+            do throws(SystemError) {
+                try fileSystem.writeAll(file.descriptor, bytes, display)
+            } catch {
+                // A partial append is not whole records: cut it off now rather than leave it
+                // for the next writer.
+                _ = ftruncate(file.descriptor, off_t(slot.index.end))
+                throw error
+            }
+            var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
+            for appending in records {
+                let wasLive = slot.index[appending.record.nameHash] != nil
+                slot.index.apply(appending.record, at: slot.index.end)
+                entries.append((appending.record.kind == .archive ? slot.index[appending.record.nameHash] : nil, wasLive))
+            }
+            slot.size = slot.index.end
+            return (entries, damage)
+        }
+    }
+
+    /// Whether `directory`'s pack holds more dead records than live ones, and enough of them
+    /// to be worth rewriting (as this process last saw it).
+    func isWasteful(_ directory: String) -> Bool {
+        slots.withLock { slots in
+            guard let index = slots[directory]?.index else { return false }
+            return index.deadBytes > max(index.liveBytes, Self.minimumCompactionWaste)
+        }
+    }
+
+    /// Rewrites `directory`'s pack with its live records only: written to `temporaryName` in
+    /// the version directory and renamed over the pack in one step, so a reader sees the old
+    /// pack or the new one. Call holding the lock file's lock, with `temporaryName` announced in
+    /// the journal (a crash leaves it for the next batch to remove).
+    ///
+    /// Each record keeps its sequence number and date: the archives' identities do not change.
+    func compact(_ directory: String, temporaryName: String, fileSystem: FileSystem) throws(SystemError) {
+        try slots.withLock { slots in
+            Result { () throws(SystemError) in try compact(directory, in: &slots, temporaryName: temporaryName, fileSystem) }
+        }.get()
+    }
+
+    private func compact(_ directory: String, in slots: inout [String: Slot], temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
+        do {
+            guard var slot = slots[directory], let file = slot.file else { return }
+            let version = fileSystem.version.descriptor
+            let temporaryDisplay = fileSystem.versionPath + "/" + temporaryName
+            try fileSystem.inject(.createFile, temporaryDisplay)
+            let descriptor = openat(version, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
+            var renamed = false
+            defer {
+                if !renamed { unlinkat(version, temporaryName, 0) }
+            }
+            fileSystem.protection?.apply(toDescriptor: descriptor)
+            var compacted = PackIndex()
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumBodyLength, alignment: 16)
+            defer { buffer.deallocate() }
+            do throws(SystemError) {
+                for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) {
+                    guard file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
+                        throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                    }
+                    let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
+                    try fileSystem.writeAll(descriptor, record.prefix(), temporaryDisplay)
+                    try fileSystem.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength]), temporaryDisplay)
+                    compacted.apply(record, at: compacted.end)
+                }
+                var info = stat()
+                guard fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
+                guard let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else {
+                    throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                }
+                defer { close(held) }
+                try fileSystem.inject(.rename, fileSystem.displayPath(PackFile.path(in: directory)))
+                guard renameat(version, temporaryName, held, PackFile.name) == 0 else {
+                    throw .last("rename", fileSystem.displayPath(PackFile.path(in: directory)))
+                }
+                renamed = true
+                // The new pack is the one open for reading and appending from now on.
+                _ = fcntl(descriptor, F_SETFL, O_APPEND)
+                slot.file = PackFile(descriptor: descriptor, number: FileID(info), isWritable: true)
+                slot.index = compacted
+                slot.size = compacted.end
+                slot.stop = .end
+                slots[directory] = slot
+            } catch {
+                close(descriptor)
+                throw error
+            }
+        }
+    }
+
+    /// Lets `directory`'s pack go (its directory was moved out of view).
+    func forget(_ directory: String) {
+        _ = slots.withLock { $0.removeValue(forKey: directory) }
+    }
+
+    /// Lets every pack go (the directories around them were made again after a purge).
+    func forgetAll() {
+        slots.withLock { $0.removeAll() }
+    }
+
+    /// Brings `slot` up to date with the pack at `directory` now: unchanged when already checked
+    /// at `change`; else one `fstatat`, then the new records, or the whole pack when it was
+    /// replaced or shrank. A writer also opens it for appending, creating it.
+    private func refresh(_ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem, change: UInt64?, writable: Bool) throws(SystemError) {
+        if !writable, let change, slot.checkedAt == change { return }
+        let current = PackFile.current(in: directory, fileSystem: fileSystem)
+        var size = current?.size ?? 0
+        let isSameFile = current != nil && slot.file?.number == current?.number && size >= slot.index.end
+        if !isSameFile || (writable && slot.file?.isWritable != true) {
+            if current == nil && !writable {
+                slot = Slot()
+                slot.checkedAt = change
+                return
+            }
+            guard let (file, openedSize) = try PackFile.open(in: directory, writable: writable, fileSystem: fileSystem) else {
+                slot = Slot()
+                slot.checkedAt = change
+                return
+            }
+            if !(isSameFile && file.number == slot.file?.number) { slot.index = PackIndex() }
+            slot.file = file
+            size = openedSize
+        }
+        if size > slot.index.end, let file = slot.file {
+            slot.stop = file.scan(into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength)
+        } else {
+            slot.stop = .end
+        }
+        slot.size = size
+        slot.checkedAt = change
+    }
+}
