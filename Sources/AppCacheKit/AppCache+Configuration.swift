@@ -174,10 +174,11 @@ extension AppCache {
 
         /// The clock staleness is judged by and cached moments are taken from. Tests inject one.
         var now: @Sendable () -> Date = { Date() }
-        /// Archives up to this many bytes go into their user directory's pack rather than a
-        /// file each (see ``PackTable``); 0 writes every archive as a file (tests that plant,
-        /// age or damage archive files).
-        var packLimit = PackTable.defaultLimit
+        /// Archives up to this many bytes (header and payload) go into their user directory's
+        /// pack rather than a file each; 0 writes every archive as a file of its own, for the
+        /// tests and the torture scenarios that plant, age or damage archive files. Not for
+        /// apps: both layouts are read whatever it says.
+        @_spi(Benchmarks) public var packLimit = PackTable.defaultLimit
 
         /// System call failures to simulate. Tests only.
         var faults: FileSystem.FaultInjector?

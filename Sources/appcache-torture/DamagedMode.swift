@@ -1,9 +1,11 @@
-import AppCacheKit
+@_spi(Benchmarks) import AppCacheKit
 import Foundation
 import MenuModel
 
 /// Every damage an archive can take: each truncation, each bit flipped, and header fields
-/// edited with the header's checksum recomputed (so that the deeper checks are what is met).
+/// edited with the header's checksum recomputed (so that the deeper checks are what is met);
+/// as a file of its own, and as the last record of its user directory's pack (there also its
+/// record prefix's fields edited with the prefix checksum recomputed).
 /// Each read must be a miss or the very collection written, never a crash or other data: from
 /// the disk alone, and into a memory layer that already holds another collection (so that
 /// what a header claims about its items meets the memory layer's accounting).
@@ -33,7 +35,15 @@ struct DamagedArchives {
     let quick: Bool
 
     func run() throws {
+        try runOnFiles()
+        try runOnPack()
+    }
+
+    /// The archive as a file of its own.
+    func runOnFiles() throws {
+        let root = root.appending(path: "files", directoryHint: .isDirectory)
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        configuration.packLimit = 0
         configuration.writeBackDelay = .zero
         configuration.memoryEntryLimit = 0  // every read goes to the disk
         configuration.diagnostics = { _ in }
@@ -109,6 +119,114 @@ struct DamagedArchives {
         // The slot is usable again.
         try cache.cacheItems(original, forKey: "k0")
         if try cache.getCachedItems(TortureItem.self, forKey: "k0") != original { emit("VIOLATION the slot could not be used again") }
+        emit("DONE \(tried)")
+    }
+
+    /// The archive as the last record of its user directory's pack, after another's.
+    func runOnPack() throws {
+        let root = root.appending(path: "pack", directoryHint: .isDirectory)
+        var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        configuration.writeBackDelay = .zero
+        configuration.memoryEntryLimit = 0  // every read goes to the disk
+        configuration.diagnostics = { _ in }
+        configuration.flushesAtExit = false
+        let other = TortureItem.collection(user: "u0", key: "k1", sequence: 8)
+        let original = TortureItem.collection(user: "u0", key: "k0", sequence: 7)
+        let pack = root.appending(path: "version-1/user-u0/.pack")
+        let start: Int
+        do {
+            let cache = try AppCache(configuration: configuration)
+            try cache.cacheItems(other, forKey: "k1")
+            start = try Data(contentsOf: pack).count
+            try cache.cacheItems(original, forKey: "k0")
+        }
+        let good = try Data(contentsOf: pack)
+        guard good.count > start + 36, try CacheRootListing.read(root: root).archives.allSatisfy(\.isPacked) else {
+            emit("VIOLATION the two collections were not written into the pack")
+            return
+        }
+        var withMemory = configuration
+        withMemory.memoryEntryLimit = 10
+        withMemory.memoryByteLimit = 1 << 20
+        var tried = 0
+        /// `keepsOther`: the damage leaves the other collection's record and the pack's record
+        /// boundaries alone, so it must still read back.
+        func attempt(_ bytes: Data, _ what: String, keepsOther: Bool = true) {
+            tried += 1
+            do {
+                try bytes.write(to: pack)
+                let cache = try AppCache(configuration: configuration)
+                _ = cache.cachedDate(of: TortureItem.self, forKey: "k0")
+                if let items = try cache.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
+                    emit("VIOLATION pack: \(what) read as other data")
+                }
+                if let items = try cache.getCachedItems(TortureItem.self, forKey: "k1"), items != other {
+                    emit("VIOLATION pack: \(what) read the other collection as other data")
+                }
+                // Once more, into a memory layer (the reads above removed what was damaged).
+                try bytes.write(to: pack)
+                let remembering = try AppCache(configuration: withMemory)
+                let otherRead = try remembering.getCachedItems(TortureItem.self, forKey: "k1")
+                if otherRead != other && (keepsOther || otherRead != nil) {
+                    emit("VIOLATION pack: \(what): the undamaged collection did not read back")
+                }
+                for _ in 0..<2 {  // from the disk, then from memory
+                    if let items = try remembering.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
+                        emit("VIOLATION pack: \(what) read into memory as other data")
+                    }
+                }
+                // A write after the damage reads back.
+                try remembering.cacheItems(original, forKey: "k0")
+                if try AppCache(configuration: configuration).getCachedItems(TortureItem.self, forKey: "k0") != original {
+                    emit("VIOLATION pack: \(what): a write after the damage did not read back")
+                }
+            } catch {
+                emit("VIOLATION pack: \(what): \(error)")
+            }
+        }
+        for length in start..<good.count {
+            attempt(good.prefix(length), "the pack cut to \(length) bytes")
+        }
+        attempt(good + Data([0]), "one byte appended")
+        attempt(good + Data(repeating: 0xFF, count: 40), "40 bytes of 0xFF appended")
+        let body = start + 36
+        let headerLength = Self.headerLength(good.subdata(in: body..<good.count))
+        let flipped = quick
+            ? Array((start * 8)..<((body + headerLength) * 8)) + stride(from: (body + headerLength) * 8, to: good.count * 8, by: 7).map { $0 }
+            : Array((start * 8)..<(good.count * 8))
+        for bit in flipped {
+            var bytes = good
+            bytes[bit / 8] ^= 1 << UInt8(bit % 8)
+            attempt(bytes, "bit \(bit) flipped")
+        }
+        var generator = SeededRandom(seed: 13)
+        func edit(_ offset: Int, _ size: Int, _ name: String, fixing fix: (inout Data) -> Void, keepsOther: Bool) {
+            let original = good[offset..<(offset + size)].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) }
+            var values: [UInt64] = [0, 1, original &+ 1, original &- 1, UInt64.max, UInt64.max >> 1, UInt64(1) << (8 * size - 1)]
+            for _ in 0..<(quick ? 8 : 200) { values.append(generator.next()) }
+            for value in values {
+                var bytes = good
+                for byte in 0..<size { bytes[offset + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
+                fix(&bytes)
+                attempt(bytes, "\(name) set to \(value)", keepsOther: keepsOther)
+            }
+        }
+        // The record prefix's fields, its checksum made right again: a kind, a length or a name
+        // hash that lies (a name hash may now claim the other collection, which then misses).
+        func fixPrefix(_ bytes: inout Data) {
+            let checksum = CRC32.checksum(bytes[start..<(start + 32)])
+            for byte in 0..<4 { bytes[start + 32 + byte] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(byte))) }
+        }
+        for (offset, size, name) in [(2, 1, "record kind"), (4, 4, "body length"), (8, 8, "name hash"), (16, 8, "sequence"), (24, 8, "cached date")] {
+            edit(start + offset, size, name, fixing: fixPrefix, keepsOther: false)
+        }
+        // The archive header's fields, its checksum made right again.
+        for field in Self.fields(formatVersion: Self.formatVersion(good.subdata(in: body..<good.count))) {
+            edit(body + field.offset, field.size, field.name, fixing: { bytes in
+                let checksum = CRC32.checksum(bytes[body..<(body + headerLength - 4)])
+                for byte in 0..<4 { bytes[body + headerLength - 4 + byte] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(byte))) }
+            }, keepsOther: true)
+        }
         emit("DONE \(tried)")
     }
 

@@ -1,4 +1,4 @@
-import AppCacheKit
+@_spi(Benchmarks) import AppCacheKit
 import Foundation
 import MenuModel
 
@@ -17,7 +17,14 @@ struct HostileMode {
         "fifo-archive", "fifo-journal", "fifo-lock", "fifo-temporary", "socket-archive", "directory-archive",
         "journal-escape", "journal-overflow", "journal-garbage", "journal-long-line", "huge-archive", "huge-journal",
         "huge-intact-archive", "truncated-archives", "awkward-names", "growth", "symlink-records", "fifo-records",
-        "huge-records", "garbage-records",
+        "huge-records", "garbage-records", "symlink-pack", "fifo-pack", "directory-pack", "huge-pack", "huge-intact-pack",
+        "garbage-pack", "truncated-packs", "pack-escape",
+    ]
+
+    /// The scenarios that plant or damage archive files: their caches write every archive as
+    /// a file of its own. The others write small archives into their user directory's pack.
+    static let fileScenarios: Set = [
+        "symlink-archive", "fifo-archive", "socket-archive", "directory-archive", "huge-archive", "huge-intact-archive", "truncated-archives",
     ]
 
     let base: URL
@@ -60,6 +67,7 @@ struct HostileScenario {
 
     private func configuration(user: String? = "u0") -> AppCache.Configuration {
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: user)
+        if HostileMode.fileScenarios.contains(scenario) { configuration.packLimit = 0 }
         configuration.writeBackDelay = .zero
         configuration.diskByteLimit = 1 << 20
         configuration.memoryEntryLimit = 0  // every read goes to the disk
@@ -137,6 +145,41 @@ struct HostileScenario {
                 let bytes = try Data(contentsOf: URL(filePath: path))
                 try bytes.prefix(number * 37 % max(bytes.count, 1)).write(to: URL(filePath: path))
             }
+        case "symlink-pack": try replace(userDirectory + "/.pack") { try link($0, to: sentinel) }
+        case "fifo-pack": try replace(userDirectory + "/.pack") { try fifo($0) }
+        case "directory-pack":
+            try replace(userDirectory + "/.pack") { path in
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+                try link(path + "/escape", to: outside.path(percentEncoded: false))
+            }
+        case "huge-pack": try sparse(userDirectory + "/.pack", size: 3 << 30)
+        case "huge-intact-pack":
+            // The pack's records intact, the file made 600 MB long (sparse) after them: zeros
+            // are no record.
+            let handle = try FileHandle(forWritingTo: URL(filePath: userDirectory + "/.pack"))
+            try handle.truncate(atOffset: 600 << 20)
+            try handle.close()
+        case "garbage-pack":
+            var generator = SeededRandom(seed: 5)
+            try Data((0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }).write(to: URL(filePath: userDirectory + "/.pack"))
+        case "truncated-packs":
+            for (number, directory) in ["user-u0", "user-u1"].enumerated() {
+                let path = versionPath + "/" + directory + "/.pack"
+                let bytes = try Data(contentsOf: URL(filePath: path))
+                try bytes.prefix(bytes.count / 2 + number * 17).write(to: URL(filePath: path))
+            }
+        case "pack-escape":
+            // Records whose prefixes check out but claim bodies past any limit, lengths that
+            // run past the end, and every kind byte.
+            var bytes = try Data(contentsOf: URL(filePath: userDirectory + "/.pack"))
+            for (kind, length) in [(1, UInt32.max), (1, UInt32(2 << 20)), (2, UInt32(5)), (3, UInt32(1)), (9, UInt32(0)), (1, UInt32(4096))] {
+                var prefix: [UInt8] = [0xAC, 0x50, UInt8(kind), 0]
+                withUnsafeBytes(of: length.littleEndian) { prefix += $0 }
+                prefix += [UInt8](repeating: 0x41, count: 24)
+                withUnsafeBytes(of: CRC32.checksum(prefix).littleEndian) { prefix += $0 }
+                bytes += prefix
+            }
+            try bytes.write(to: URL(filePath: userDirectory + "/.pack"))
         case "awkward-names":
             try awkwardNames()
             return

@@ -1,4 +1,4 @@
-import AppCacheKit
+@_spi(Benchmarks) import AppCacheKit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -55,8 +55,11 @@ struct ReadOnlyMode {
         // The archive of k0 of each user, found as the inspector finds it.
         let listing = try CacheRootListing.read(root: root)
         for archive in listing.archives where archive.key == "k0" {
-            let handle = try FileHandle(forUpdating: URL(filePath: archive.path))
-            try handle.seek(toOffset: 40)
+            // k0 was each user's first write: a packed one is the first record of the user's
+            // pack, its header after the record's 36-byte prefix.
+            let url = URL(filePath: archive.path)
+            let handle = try FileHandle(forUpdating: archive.isPacked ? url.deletingLastPathComponent().appending(path: ".pack") : url)
+            try handle.seek(toOffset: archive.isPacked ? 36 + 40 : 40)
             try handle.write(contentsOf: Data(repeating: 0xA5, count: 8))
             try handle.close()
         }

@@ -13,12 +13,17 @@ struct RootChecks {
         return found
     }
 
-    /// The bytes of every archive file under the version directory.
+    /// The bytes of every archive under the version directory: each archive file, and each
+    /// record the user directories' packs hold live, as the inspector reads them.
     func measuredUsage(version: String = "1") -> Int {
         let base = root.path(percentEncoded: false) + "/version-" + version + "/"
-        return files().filter { $0.hasPrefix("version-\(version)/") && $0.hasSuffix(".archive") }.reduce(0) { total, file in
+        let files = files().filter { $0.hasPrefix("version-\(version)/") && $0.hasSuffix(".archive") }.reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: base + file.dropFirst("version-\(version)/".count))[.size] as? Int) ?? 0)
         }
+        let packed = ((try? CacheRootListing.read(root: root).archives) ?? [])
+            .filter { $0.isPacked && $0.schemaVersion == version }
+            .reduce(0) { $0 + $1.bytes }
+        return files + packed
     }
 
     /// Temporary files and trash directories left anywhere under the root.

@@ -93,6 +93,9 @@ final class DiskWriter: Sendable {
                 guard (try? coordinator.lock(fileSystem: store.fileSystem, timeout: lockTimeout, giveUp: { gate.isClosed })) != nil else { return }
                 if coordinator.layoutVersion != CacheLayout.currentVersion {
                     store.migrateArchiveNames()
+                    // The journal went with the old names.
+                    coordinator.journalGeneration &+= 1
+                    coordinator.journalLength = 0
                     coordinator.layoutVersion = CacheLayout.currentVersion
                     coordinator.didChange()
                 }
@@ -160,6 +163,7 @@ final class DiskWriter: Sendable {
             hooks.didLock(reopened, changeBefore)
             // Moved, not copied: the index inside is large, and a copy would be made on write.
             var batch = Batch(ledger: held.moveOut()!, store: store, gate: gate, change: changeBefore)
+            if reopened { batch.ledger.forgetOpenJournal() }
             batch.ledger.begin(afterCrash: crashed)
             defer {
                 if tracksUses {

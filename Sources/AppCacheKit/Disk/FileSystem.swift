@@ -200,6 +200,14 @@ struct FileSystem: Sendable {
         return FileID(info)
     }
 
+    /// Which file (device and inode) `name` in the version directory is, not following a link:
+    /// one `fstatat`; `nil` when there is none.
+    func fileNumber(inVersionDirectory name: String) -> FileID? {
+        var info = stat()
+        guard fstatat(version.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return FileID(info)
+    }
+
     /// Opens the regular file at `path` read-only (a read-only root's lock file); -1 when there
     /// is none, or it is not a regular file.
     func openForReadingIfPresent(_ path: CachePath) -> Int32 {
@@ -504,6 +512,23 @@ struct FileSystem: Sendable {
     func append(_ data: Data, to path: CachePath, synchronize: Bool = false) throws(SystemError) -> (number: FileID, size: Int)? {
         let display = displayPath(path)
         try inject(.write, display)
+        guard let (descriptor, number, _) = try openForAppending(path) else { return nil }
+        defer { close(descriptor) }
+        try writeAll(descriptor, data, display)
+        if synchronize, fsync(descriptor) != 0 { throw .last("fsync", display) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+        return (number, Int(clamping: info.st_size))
+    }
+
+    /// Opens the regular file at `path` for appending (`O_APPEND`), without following a link
+    /// or blocking; a link or special file there is removed (and reported). The caller closes
+    /// it.
+    ///
+    /// - Returns: the descriptor, which file it is and its size; `nil` when there is no file
+    ///   (or there was only a link or special file).
+    func openForAppending(_ path: CachePath) throws(SystemError) -> (descriptor: Int32, number: FileID, size: Int)? {
+        let display = displayPath(path)
         guard let directory = try openDirectory(of: path, create: true) else {
             throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
         }
@@ -518,18 +543,19 @@ struct FileSystem: Sendable {
                 }
                 throw SystemError(operation: "open", errorNumber: error, path: display)
             }
-            defer { close(descriptor) }
             var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+            guard fstat(descriptor, &info) == 0 else {
+                let failure = SystemError.last("fstat", display)
+                close(descriptor)
+                throw failure
+            }
             guard info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
                 if attempt == 0, removeIfUnsafe(in: directory, path.name, display) { continue }
                 throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
             }
             protection?.apply(toDescriptor: descriptor)
-            try writeAll(descriptor, data, display)
-            if synchronize, fsync(descriptor) != 0 { throw .last("fsync", display) }
-            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
-            return (FileID(info), Int(clamping: info.st_size))
+            return (descriptor, FileID(info), Int(clamping: info.st_size))
         }
         throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
     }
@@ -851,7 +877,7 @@ struct FileSystem: Sendable {
     }
 
     /// Deletes `name` in `parent` and everything under it, following no link.
-    private func removeTree(in parent: Int32, _ name: String, _ display: String) throws(SystemError) {
+    func removeTree(in parent: Int32, _ name: String, _ display: String) throws(SystemError) {
         try Self.removeTree(in: parent, name, display)
     }
 

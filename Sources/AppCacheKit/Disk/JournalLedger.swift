@@ -51,6 +51,11 @@ struct JournalLedger {
     /// Whether this batch changed (or found changed) an archive: other processes must then
     /// check their memory against the disk.
     var changedDisk = false
+    /// The journal, held open for appending while no process replaced it.
+    private var appender: JournalAppender?
+    /// Whether this batch checked that the journal at its path is the one held open (one
+    /// `fstatat` per batch: a file planted there by something other than a cache is found).
+    private var checkedAppender = false
 
     /// The journal grows to at least this before it is compacted.
     static let minimumCompactionSize = 256 << 10
@@ -74,6 +79,7 @@ struct JournalLedger {
 
     /// Starts a batch (see the type's documentation). Call holding both locks.
     mutating func begin(afterCrash crashed: Bool) {
+        checkedAppender = false
         if crashed {
             settleCrashedBatch()
         } else if keepsIndex {
@@ -144,6 +150,7 @@ struct JournalLedger {
             if tornBytes > 0 {
                 // A writer died mid-append; nobody else appends while this lock is held.
                 try? journal.truncate(to: newCursor.offset)
+                coordinator.journalLength = newCursor.offset
             }
             if index?.isDamaged == true {
                 report("the journal's sizes do not add up")
@@ -168,7 +175,10 @@ struct JournalLedger {
                 unsettled.note(line)
                 replayed.apply(line)
             }
-            if tornBytes > 0 { try? journal.truncate(to: newCursor.offset) }
+            if tornBytes > 0 {
+                try? journal.truncate(to: newCursor.offset)
+                coordinator.journalLength = newCursor.offset
+            }
             if keepsIndex {
                 index = replayed
                 cursor = newCursor
@@ -227,12 +237,13 @@ struct JournalLedger {
     /// Appends `lines` in one write; starts a new journal first when there is none.
     private mutating func append(_ lines: [DiskIndex.Record]) {
         guard !lines.isEmpty else { return }
+        let bytes = IndexJournal.bytes(lines)
         do throws(SystemError) {
-            guard let (number, size) = try journal.append(lines) else {
+            guard let (number, size) = try appendToJournal(bytes) else {
                 // No journal yet (or a planted file was removed): start one from the archives,
                 // which already reflect these lines' changes, then add the lines.
                 rebuild()
-                if let (number, size) = try journal.append(lines) {
+                if let (number, size) = try appendToJournal(bytes) {
                     advanceCursor(number, size, lines.count)
                     journalSize = size
                 }
@@ -245,9 +256,51 @@ struct JournalLedger {
                 code: error.code, message: "The disk index journal could not be written; it will be rebuilt from the archives.",
                 path: error.path, underlyingError: error))
             try? store.fileSystem.removeFile(IndexJournal.path)
+            journalWasReplaced(length: 0)
             cursor = nil
             index = nil
         }
+    }
+
+    /// Appends `bytes` to the journal in one `write`: through the journal held open while it is
+    /// still the same file (see ``JournalAppender``), else opened afresh and held from now on.
+    ///
+    /// - Returns: which file the journal is and its size after the append; `nil` when there is
+    ///   no journal.
+    private mutating func appendToJournal(_ bytes: Data) throws(SystemError) -> (FileID, Int)? {
+        let fileSystem = store.fileSystem
+        let known = coordinator.journalLength
+        if let appender, !checkedAppender, fileSystem.fileNumber(inVersionDirectory: IndexJournal.path.name) != appender.number {
+            self.appender = nil
+        }
+        checkedAppender = true
+        if let appender, appender.generation == coordinator.journalGeneration, known > 0 {
+            try fileSystem.writeAll(appender.descriptor, bytes, fileSystem.displayPath(IndexJournal.path))
+            coordinator.journalLength = known + bytes.count
+            return (appender.number, known + bytes.count)
+        }
+        appender = nil
+        try fileSystem.inject(.write, fileSystem.displayPath(IndexJournal.path))
+        guard let (descriptor, number, size) = try fileSystem.openForAppending(IndexJournal.path) else { return nil }
+        let opened = JournalAppender(descriptor: descriptor, number: number, generation: coordinator.journalGeneration)
+        try fileSystem.writeAll(descriptor, bytes, fileSystem.displayPath(IndexJournal.path))
+        coordinator.journalLength = size + bytes.count
+        appender = opened
+        return (number, size + bytes.count)
+    }
+
+    /// Notes that the journal was replaced, cut or removed (`length` 0): every process's open
+    /// journal is let go (``JournalAppender``).
+    private mutating func journalWasReplaced(length: Int) {
+        coordinator.journalGeneration &+= 1
+        coordinator.journalLength = length
+        appender = nil
+    }
+
+    /// Lets go of the journal held open (the lock file was made again after a purge, so its
+    /// shared words say nothing of it).
+    mutating func forgetOpenJournal() {
+        appender = nil
     }
 
     private mutating func advanceCursor(_ number: FileID, _ size: Int, _ count: Int) {
@@ -283,6 +336,7 @@ struct JournalLedger {
     /// from, and records its size as the size right after the last compaction, for every
     /// process sharing the root.
     private mutating func adoptRewrittenJournal(_ newCursor: IndexJournal.Cursor) {
+        journalWasReplaced(length: newCursor.offset)
         coordinator.compactedJournalSize = newCursor.offset
         journalSize = newCursor.offset
         cursor = newCursor

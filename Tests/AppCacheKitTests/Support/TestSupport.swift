@@ -3,7 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import AppCacheKit
+@_spi(Benchmarks) @testable import AppCacheKit
 
 /// A clock a test moves by hand.
 final class TestClock: Sendable {

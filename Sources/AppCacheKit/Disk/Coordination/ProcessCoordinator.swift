@@ -86,7 +86,8 @@ final class ProcessCoordinator: @unchecked Sendable {
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
     /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
-    /// layout version; 4: the root's disk budget; 5: ``SenderLease``; 8 to 15: ``PeerPresence``.
+    /// layout version; 4: the root's disk budget; 5: ``SenderLease``; 6: the journal's length;
+    /// 7: the journal's generation; 8 to 15: ``PeerPresence``.
     private let words: SharedWords
     /// Which processes use the root now.
     let presence: PeerPresence
@@ -189,6 +190,9 @@ final class ProcessCoordinator: @unchecked Sendable {
         var reopened = false
         for _ in 0..<8 {
             try lockWithin(timeout, giveUp: giveUp, display: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
+            // One `stat` when nothing was purged: the lock file at its full path is the one held,
+            // so the root and the version directory on the way are the ones held too.
+            if lockFileIsAtItsPath(fileSystem) { return reopened }
             if fileSystem.directoriesAreCurrent(), fileSystem.fileNumber(of: CachePath(directory: nil, name: Self.fileName)) == number {
                 return reopened
             }
@@ -198,6 +202,14 @@ final class ProcessCoordinator: @unchecked Sendable {
             reopened = true
         }
         throw SystemError(operation: "lock", errorNumber: EAGAIN, path: fileSystem.displayPath(CachePath(directory: nil, name: Self.fileName)))
+    }
+
+    /// Whether the lock file at its full path (through the root's and the version directory's
+    /// paths) is the one held: one `stat`.
+    private func lockFileIsAtItsPath(_ fileSystem: FileSystem) -> Bool {
+        var info = stat()
+        let found = (fileSystem.versionPath + "/" + Self.fileName).withCString { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) }
+        return found == 0 && FileID(info) == number
     }
 
     /// Takes the `flock` without blocking, trying again after pauses that grow from 50 µs to
@@ -326,6 +338,21 @@ final class ProcessCoordinator: @unchecked Sendable {
         case 1: return nil
         case let recorded: return Int(clamping: recorded - 2)
         }
+    }
+
+    /// The journal's length after the last append or rewrite by any process (0: not known, as
+    /// in a new or purged lock file): a writer holding the journal open knows where its append
+    /// ends without asking the file system. Set only under the lock.
+    var journalLength: Int {
+        get { Int(clamping: words.load(6)) }
+        set { words.store(UInt64(max(newValue, 0)), at: 6) }
+    }
+
+    /// Moves on whenever a process replaces or removes the journal (compaction, rebuild,
+    /// renaming archives): a journal held open since an earlier generation is another file.
+    var journalGeneration: UInt64 {
+        get { words.load(7) }
+        set { words.store(newValue, at: 7) }
     }
 
     /// The journal's size right after its last compaction (0: not known).

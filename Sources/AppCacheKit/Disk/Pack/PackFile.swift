@@ -89,7 +89,15 @@ final class PackFile: Sendable {
             } else if errno == ENOENT {
                 return nil
             }
-            guard writable, attempt == 0, fileSystem.removeIfUnsafe(in: held, name, display) else { break }
+            guard writable, attempt == 0 else { break }
+            if !fileSystem.removeIfUnsafe(in: held, name, display) {
+                // A directory planted where the pack belongs: ours to clear, following no link
+                // inside it.
+                var planted = stat()
+                guard fstatat(held, name, &planted, AT_SYMLINK_NOFOLLOW) == 0, planted.st_mode & S_IFMT == S_IFDIR else { break }
+                try fileSystem.removeTree(in: held, name, display)
+                fileSystem.onDamage(display, "a directory where the pack belongs")
+            }
         }
         if writable { throw SystemError(operation: "open", errorNumber: EINVAL, path: display) }
         return nil

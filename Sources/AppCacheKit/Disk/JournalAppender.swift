@@ -1,0 +1,33 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The disk index's journal (``IndexJournal``), held open for appending between batches, so
+/// that a batch's two appends cost one `write` each rather than an open, two `fstat`s and a
+/// close around it.
+///
+/// Held only while the journal's generation (``ProcessCoordinator/journalGeneration``, moved on
+/// by every process that replaces or removes it) is the one it was opened at, and while the
+/// shared journal length is known: the append's end is that length plus its bytes, under the
+/// lock file's lock. A purge (a new lock file) lets it go (``JournalLedger/forgetOpenJournal()``).
+final class JournalAppender {
+    let descriptor: Int32
+    /// Which file it is.
+    let number: FileID
+    /// The journal generation it was opened at.
+    let generation: UInt64
+
+    init(descriptor: Int32, number: FileID, generation: UInt64) {
+        self.descriptor = descriptor
+        self.number = number
+        self.generation = generation
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
