@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.
-            dependencies: ["appcache-inspect", "AppCacheKit", "MenuModel", "AppCacheTestSupport"] + examples.map { .target(name: $0) }
+            dependencies: ["appcache-inspect", "appcache-torture", "AppCacheKit", "MenuModel", "AppCacheTestSupport"] + examples.map { .target(name: $0) }
         ),
     ] + examples.map { name in
         .executableTarget(

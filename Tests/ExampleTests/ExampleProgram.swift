@@ -9,6 +9,8 @@ struct ExampleProgram {
     }
 
     let name: String
+    /// The program run, when it is not one of the package's own (a system tool).
+    var executable: URL?
 
     /// The directory `swift build` put the executables in: the test bundle's own.
     static let productsDirectory: URL = {
@@ -42,7 +44,7 @@ struct ExampleProgram {
         }
 
         let process = Process()
-        process.executableURL = Self.productsDirectory.appending(path: name)
+        process.executableURL = executable ?? Self.productsDirectory.appending(path: name)
         process.arguments = arguments
         process.standardOutput = output
         process.standardError = error

@@ -267,7 +267,8 @@ final class DiskWriter: Sendable {
             var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
             func appendPacked() {
                 guard !packing.isEmpty else { return }
-                let written = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
+                let (written, damage) = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
+                for problem in damage { report(problem) }
                 for (archive, result) in zip(packing, written) {
                     results[archive.index] = result.map { written in
                         ledger.record(.set(path: archive.path, size: written.size, isPinned: archive.record.isPinned))

@@ -89,10 +89,12 @@ extension DiskStore {
     /// which a file an archive replaces (written when it was large) is removed.
     ///
     /// - Returns: for each archive, in order, its size in the pack and which version it now
-    ///   is, or why it could not be written (the pack then holds what it held before).
+    ///   is, or why it could not be written (the pack then holds what it held before); and the
+    ///   damage cut off the packs' tails, to report.
     func writePacked(
         _ archives: [(record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)]
-    ) -> [Result<(size: Int, identity: FileVersion), AppCacheError>] {
+    ) -> (results: [Result<(size: Int, identity: FileVersion), AppCacheError>], damage: [AppCacheError]) {
+        var damage: [AppCacheError] = []
         var results = [Result<(size: Int, identity: FileVersion), AppCacheError>?](repeating: nil, count: archives.count)
         var byDirectory: [String: [Int]] = [:]
         var order: [String] = []
@@ -112,6 +114,11 @@ extension DiskStore {
             }
             do throws(SystemError) {
                 let appended = try packs.append(appending, toDirectory: directory, fileSystem: fileSystem)
+                if let reason = appended.damage {
+                    damage.append(AppCacheError(
+                        code: .corruptArchive, message: "A pack of small archives was damaged (\(reason)); the damaged records were cut off.",
+                        path: fileSystem.displayPath(PackFile.path(in: directory))))
+                }
                 for (position, index) in indices.enumerated() {
                     let archive = archives[index]
                     if !appended.entries[position].wasLive {
@@ -131,7 +138,7 @@ extension DiskStore {
                 }
             }
         }
-        return results.map { $0! }
+        return (results.map { $0! }, damage)
     }
 
     /// Appends removal or re-dating records for the archive at `path`.

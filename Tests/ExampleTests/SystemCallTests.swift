@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// The system calls a write-through of one collection makes, counted with `strace` on the
+/// torture program's probe (`appcache-torture --child syscall-probe`): its writes run between
+/// two marker calls, and only the probing thread's calls between them are counted.
+struct SystemCallTests {
+    static let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The calls of each write of `items` menu items, by name, over `writes` writes.
+    private func calls(items: Int, writes: Int) async throws -> (perWrite: Double, names: [String: Int]) {
+        let scratch = try ExampleTests.Scratch()
+        let log = scratch.url.appending(path: "trace").path(percentEncoded: false)
+        let torture = ExampleProgram.productsDirectory.appending(path: "appcache-torture").path(percentEncoded: false)
+        let traced = ExampleProgram(name: "strace", executable: URL(filePath: try #require(Self.strace)))
+        let run = try await traced.run(
+            ["-f", "-o", log, torture, "--child", "syscall-probe", "--root", scratch.cacheRoot, "--count", String(writes), "--items", String(items)],
+            scratch: scratch.url)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(!run.standardOutput.contains("VIOLATION"), "\(run.standardOutput)")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let begin = try #require(lines.firstIndex { $0.contains("\"probe-begin\"") })
+        let end = try #require(lines.firstIndex { $0.contains("\"probe-end\"") })
+        let thread = lines[begin].prefix { $0 != " " }
+        var names: [String: Int] = [:]
+        for line in lines[(begin + 1)..<end] where line.hasPrefix(thread + " ") {
+            let call = line.dropFirst(thread.count + 1)
+            // "<... futex resumed>" continues a call already counted.
+            guard !call.hasPrefix("<..."), let name = call.split(separator: "(").first else { continue }
+            names[String(name), default: 0] += 1
+        }
+        return (Double(names.values.reduce(0, +)) / Double(writes), names)
+    }
+
+    @Test(.enabled(if: strace != nil, "strace is not installed"), arguments: [1, 100])
+    func aWriteThroughMakesAtMostTenSystemCalls(items: Int) async throws {
+        let (perWrite, names) = try await calls(items: items, writes: 20)
+        #expect(perWrite <= 10, "\(perWrite) calls per write of [\(items)]: \(names)")
+        // The calls a write needs and no others: the lock, one look at the lock file, the
+        // journal and the pack, the journal's intent and outcome and the pack's record, the
+        // change announced (and, now and then, the allocator growing the heap).
+        let expected: Set = ["flock", "newfstatat", "fstatat64", "statx", "write", "futex", "brk", "mmap", "munmap"]
+        #expect(Set(names.keys).isSubset(of: expected), "\(names)")
+        print("[\(items)]: \(perWrite) system calls per write-through: \(names.sorted { $0.key < $1.key })")
+        #expect(names["openat"] == nil && names["renameat"] == nil && names["close"] == nil, "no file opened, renamed or closed per write")
+    }
+}
