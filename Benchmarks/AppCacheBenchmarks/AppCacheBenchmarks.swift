@@ -5,12 +5,12 @@ import Foundation
 /// Measures AppCache beside its baselines in one run and prints each figure with its ratio.
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
-/// cache-items, disk-hit, disk-hit-one, flush, disk-budget, listing, scaling, concurrency, slow-disk,
-/// cross-process, upgrade, watch.
+/// cache-items, disk-hit, disk-hit-one, flush, bytes-written, disk-budget, listing, scaling, concurrency,
+/// slow-disk, cross-process, upgrade, watch.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch",
     ]
 
     static func main() throws {
@@ -87,6 +87,7 @@ struct AppCacheBenchmarks {
             case "disk-hit": try scenarios.diskHit()
             case "disk-hit-one": try scenarios.oneItemDiskHit()
             case "flush": try scenarios.flush()
+            case "bytes-written": try scenarios.bytesWritten()
             case "disk-budget": try scenarios.diskBudget()
             case "listing": try scenarios.listing()
             case "concurrency": try scenarios.concurrency()

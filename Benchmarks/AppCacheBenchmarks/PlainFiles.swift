@@ -70,3 +70,14 @@ enum ResidentMemory {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 }
+
+extension PlainFiles {
+    /// The bytes this process has had the device write so far (`/proc/self/io` `write_bytes`,
+    /// counted as page-cache pages are dirtied); `nil` where the system does not say.
+    static func deviceBytesWritten() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("write_bytes:") })
+        else { return nil }
+        return Int(line.split(separator: " ").last ?? "")
+    }
+}

@@ -13,7 +13,7 @@ struct Scenarios {
 
     var runs: Int { quick ? 5 : 15 }
     let menu = MenuItem.sampleMenu(count: 100)
-    private let smallCollection = MenuItem.sampleMenu(count: 1)
+    let smallCollection = MenuItem.sampleMenu(count: 1)
 
     /// A fresh cache root under the work directory.
     func root(_ name: String) -> URL {
