@@ -1,4 +1,4 @@
-import AppCacheKit
+@_spi(Benchmarks) import AppCacheKit
 import Foundation
 import MenuModel
 
@@ -418,6 +418,35 @@ struct Scenarios {
                 "scaling-init: AppCache.init on a root holding \(count) archives", parameter: count,
                 subject: ("AppCache.init", opening), baselines: count == 0 ? [] : [("AppCache.init on an empty root", empty!)])
         }
+        try firstReadScaling()
+    }
+
+    /// `AppCache.init` and the first read of a small collection, on roots holding more and
+    /// more small collections in their user's pack, against the same on a root holding one: the
+    /// first read of a user's small collections reads the pack's record prefixes once.
+    private func firstReadScaling() throws {
+        var single: Measurement?
+        for count in quick ? [1, 1_000] : [1, 1_000, 10_000, 100_000] {
+            let cacheRoot = root("first-read")
+            do {
+                var settings = configuration(cacheRoot)
+                settings.writeBackDelay = nil
+                settings.memoryEntryLimit = count + 1
+                settings.memoryByteLimit = 1 << 30
+                let writer = try AppCache(configuration: settings)
+                for index in 0..<count { try writer.cacheItems(MenuItem.sampleMenu(count: 1, seed: index), forKey: "k\(index)") }
+                try writer.flush()
+            }
+            let key = "k\(count / 2)"
+            let opening = try Measurement.each(runs: quick ? 10 : 40, setup: {}) { _ in
+                let cache = try AppCache(configuration: configuration(cacheRoot))
+                guard try cache.getCachedItems(MenuItem.self, forKey: key)?.count == 1 else { throw BenchmarkFailure("\(key) was not read") }
+            }
+            single = single ?? opening
+            report.add(
+                "scaling-first-read: AppCache.init + the first read of one item, \(count) small collections stored", parameter: count,
+                subject: ("AppCache.init + getCachedItems", opening), baselines: count == 1 ? [] : [("the same with 1 collection stored", single!)])
+        }
     }
 
     /// An archive of a one-item collection, and how the cache names the archive of any key
@@ -426,6 +455,7 @@ struct Scenarios {
         let cacheRoot = root("sample")
         var settings = configuration(cacheRoot)
         settings.writeBackDelay = .zero
+        settings.packLimit = 0  // a file of its own, to copy
         let marker = "marker-key"
         try AppCache(configuration: settings).cacheItems(smallCollection, forKey: marker)
         let directory = cacheRoot.appending(path: "version-1/user-bench")

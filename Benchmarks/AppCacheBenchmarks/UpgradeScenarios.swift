@@ -1,4 +1,4 @@
-import AppCacheKit
+@_spi(Benchmarks) import AppCacheKit
 import Foundation
 import MenuModel
 
@@ -35,13 +35,16 @@ extension Scenarios {
     func upgrade() throws {
         let oldRoot = root("upgrade-old")
         let currentRoot = root("upgrade-current")
-        try AppCache(configuration: configuration(oldRoot)).cacheItems(menu)  // version 1, flushed by deinit
+        // The old root's archive is a file of its own, so that each run can put its version 1
+        // bytes back.
+        var settings = configuration(oldRoot)
+        settings.packLimit = 0
+        try AppCache(configuration: settings).cacheItems(menu)  // version 1, flushed by deinit
         try AppCache(configuration: configuration(currentRoot)).cacheItems(menu.map(UpgradedMenuItem.init))
         let archive = "version-1/user-bench/MenuItems.archive"
         let oldPath = oldRoot.appending(path: archive)
         let oldBytes = try Data(contentsOf: oldPath)
         let count = quick ? 10 : 60
-        var settings = configuration(oldRoot)
         settings.writeBackDelay = nil  // the write-back happens in deinit, after the timed read
         let upgraded = try Measurement.each(
             runs: count,

@@ -197,6 +197,8 @@ struct AppCacheInspect {
             /// With `--verify`: why the app could not decode it as its model, as it recorded.
             var modelProblem: String?
             var path: String
+            /// Whether it is a record of its user directory's pack rather than a file.
+            var packed: Bool
         }
 
         struct Unreadable: Encodable {
@@ -242,7 +244,7 @@ struct AppCacheInspect {
                     expiry: archive.expiry.map { dates.string(from: $0) },
                     expired: !archive.isPinned && archive.expiry.map { $0 <= now } == true, pinned: archive.isPinned,
                     modelSchemaVersion: archive.modelSchemaVersion, checksumVerified: archive.checksumVerified,
-                    modelProblem: archive.modelProblem, path: archive.path)
+                    modelProblem: archive.modelProblem, path: archive.path, packed: archive.isPacked)
             },
             unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) },
             queuedChanges: listing.queuedChanges.map { queued in

@@ -92,6 +92,8 @@ struct InspectorTests {
         #expect((bob["ageSeconds"] as? Double).map { $0 > 7100 && $0 < 7300 } == true)
         #expect(bob["pinned"] as? Bool == false)
         #expect(bob["checksumVerified"] == nil, "not verified unless asked")
+        #expect(bob["packed"] as? Bool == true, "a small collection is a record of bob's pack")
+        #expect((bob["path"] as? String)?.hasSuffix("/version-1/user-bob/MenuItems.archive") == true, "named as its file would be")
     }
 
     @Test func verifyFindsADamagedArchiveAndShowsProgress() async throws {

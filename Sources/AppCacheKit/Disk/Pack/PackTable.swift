@@ -106,9 +106,13 @@ final class PackTable: Sendable {
     func append(
         _ records: [Appending], toDirectory directory: String, fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
-        try slots.withLock { slots in
+        let result = slots.withLock { slots in
             Result { () throws(SystemError) in try append(records, to: &slots, directory, fileSystem) }
-        }.get()
+        }
+        switch result {
+        case .success(let appended): return appended
+        case .failure(let error): throw error
+        }
     }
 
     private func append(
@@ -169,9 +173,10 @@ final class PackTable: Sendable {
     ///
     /// Each record keeps its sequence number and date: the archives' identities do not change.
     func compact(_ directory: String, temporaryName: String, fileSystem: FileSystem) throws(SystemError) {
-        try slots.withLock { slots in
+        let result = slots.withLock { slots in
             Result { () throws(SystemError) in try compact(directory, in: &slots, temporaryName: temporaryName, fileSystem) }
-        }.get()
+        }
+        if case .failure(let error) = result { throw error }
     }
 
     private func compact(_ directory: String, in slots: inout [String: Slot], temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
