@@ -254,8 +254,8 @@ struct Scenarios {
             baselines: [("AppCache.flush, no budget", without)])
     }
 
-    /// Listing a user's collections from archive headers, against listing the directory and
-    /// asking the file system for each file's attributes.
+    /// Listing a user's collections from archive headers, against listing a directory of as
+    /// many files of one collection each and asking the file system for each one's attributes.
     func listing() throws {
         let count = quick ? 200 : 2_000
         let cacheRoot = root("listing")
@@ -265,7 +265,13 @@ struct Scenarios {
         for index in 0..<count { try cache.cacheItems(smallCollection, forKey: "k\(index)") }
         try cache.flush()
         cache.didReceiveMemoryWarning()
-        let directory = cacheRoot.appending(path: "version-1/user-bench").path(percentEncoded: false)
+        // The baseline: an app's own file per collection, the same number, listed with the
+        // attributes of each.
+        let plainDirectory = root("listing-plain")
+        try FileManager.default.createDirectory(at: plainDirectory, withIntermediateDirectories: true)
+        let payload = try PayloadCodec.binary.encodeItems(smallCollection)
+        for index in 0..<count { try PlainFiles.create(payload, at: plainDirectory.appending(path: "k\(index).payload").path(percentEncoded: false)) }
+        let directory = plainDirectory.path(percentEncoded: false)
         let runs = quick ? 3 : 10
         let entries = try Measurement.each(runs: runs, setup: {}) { _ in blackHole(try cache.entries()) }
         let plain = try Measurement.each(runs: runs, setup: {}) { _ in
