@@ -161,20 +161,7 @@ struct DiskStore: Sendable {
                     }
                     // A small archive in one read; header, checks and payload all from its bytes.
                     let facts = file.facts
-                    return try file.withContents { bytes in
-                        let header: ArchiveHeader
-                        let headerLength: Int
-                        do throws(ArchiveDefect) {
-                            (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
-                        } catch {
-                            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
-                        }
-                        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
-                        if let problem = Self.check(header, for: key, versions: versions, payloadLength: payload.count) {
-                            return .damaged(problem, identity: facts.identity)
-                        }
-                        return Self.verified(header, payload: payload, of: facts, use)
-                    }
+                    return try file.withContents { bytes in Self.checked(bytes, of: facts, forKey: key, versions: versions, use) }
                 }
             }
         } catch {
@@ -230,9 +217,30 @@ struct DiskStore: Sendable {
         return payload.withUnsafeBytes { bytes in verified(header, payload: bytes, of: facts, use) }
     }
 
+    /// What `use` makes of a whole archive's bytes, header and payload, read from the file or
+    /// pack record `facts` describes: parsed, checked against the collection asked for, and
+    /// its payload against its checksum; damaged otherwise.
+    static func checked<Found>(
+        _ bytes: UnsafeRawBufferPointer, of facts: FileFacts, forKey key: ArchiveKey, versions: ReadableVersions,
+        _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) -> Read<Found> {
+        let header: ArchiveHeader
+        let headerLength: Int
+        do throws(ArchiveDefect) {
+            (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
+        } catch {
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+        if let problem = check(header, for: key, versions: versions, payloadLength: payload.count) {
+            return .damaged(problem, identity: facts.identity)
+        }
+        return verified(header, payload: payload, of: facts, use)
+    }
+
     /// What `use` makes of an archive whose header passed ``check(_:for:versions:payloadLength:)``,
     /// when its payload passes its checksum; damaged otherwise.
-    static func verified<Found>(
+    private static func verified<Found>(
         _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileFacts,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {

@@ -103,6 +103,23 @@ struct ComparisonScenarios {
         return [Row(diskHit), Row(memoryHit)]
     }
 
+    /// A cache root and a database, each holding `count` one-item collections, written in one
+    /// flush and one transaction, and closed.
+    func filled(_ count: Int, _ name: String) throws -> (appCache: URL, grdb: URL) {
+        let appRoot = directory("\(name)-appcache")
+        do {
+            let writer = try cache(appRoot, writeThrough: false, memory: true)
+            for index in 0..<count { try writer.cacheItems(small, forKey: "one-\(index)") }
+            try writer.flush()
+        }
+        let grdbDirectory = directory("\(name)-grdb")
+        do {
+            let grdb = try GRDBCache(directory: grdbDirectory)
+            try grdb.write(try (0..<count).map { ("one-\($0)", try encode(small)) })
+        }
+        return (appRoot, grdbDirectory)
+    }
+
     // MARK: - Opening
 
     /// Opening a store and reading one collection from it, with few and with many collections
@@ -111,17 +128,7 @@ struct ComparisonScenarios {
     func opening() throws -> [Row] {
         var rows: [Row] = []
         for count in quick ? [100, 2_000] : [100, 10_000] {
-            let appRoot = directory("open-appcache")
-            do {
-                let writer = try cache(appRoot, writeThrough: false, memory: true)
-                for index in 0..<count { try writer.cacheItems(small, forKey: "one-\(index)") }
-                try writer.flush()
-            }
-            let grdbDirectory = directory("open-grdb")
-            do {
-                let grdb = try GRDBCache(directory: grdbDirectory)
-                try grdb.write(try (0..<count).map { ("one-\($0)", try encode(small)) })
-            }
+            let (appRoot, grdbDirectory) = try filled(count, "open")
             let open = try Comparison.run("opening: open + one read, \(count.formatted()) collections stored", rounds: rounds, appCache: {
                 let opened = try cache(appRoot)
                 guard try opened.getCachedItems(Dish.self, forKey: "one-\(count / 2)")?.count == 1 else { throw Missing(key: "one-\(count / 2)") }
@@ -143,17 +150,7 @@ struct ComparisonScenarios {
     /// The space `count` collections of one item take once written and closed.
     func space() throws -> Row {
         let count = quick ? 2_000 : 10_000
-        let appRoot = directory("space-appcache")
-        do {
-            let writer = try cache(appRoot, writeThrough: false, memory: true)
-            for index in 0..<count { try writer.cacheItems(small, forKey: "one-\(index)") }
-            try writer.flush()
-        }
-        let grdbDirectory = directory("space-grdb")
-        do {
-            let grdb = try GRDBCache(directory: grdbDirectory)
-            try grdb.write(try (0..<count).map { ("one-\($0)", try encode(small)) })
-        }
+        let (appRoot, grdbDirectory) = try filled(count, "space")
         let appBytes = allocatedBytes(under: appRoot.path(percentEncoded: false))
         let grdbBytes = allocatedBytes(under: grdbDirectory.path(percentEncoded: false))
         return Row(

@@ -21,19 +21,7 @@ extension DiskStore {
         guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
             return .damaged(Problem(code: .corruptArchive, message: "The archive's record in its pack is cut short."), identity: facts.identity)
         }
-        let bytes = UnsafeRawBufferPointer(buffer)
-        let header: ArchiveHeader
-        let headerLength: Int
-        do throws(ArchiveDefect) {
-            (header, headerLength) = try ArchiveHeader.parse(bytes, expecting: key)
-        } catch {
-            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
-        }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
-        if let problem = check(header, for: key, versions: versions, payloadLength: payload.count) {
-            return .damaged(problem, identity: facts.identity)
-        }
-        return verified(header, payload: payload, of: facts, use)
+        return checked(UnsafeRawBufferPointer(buffer), of: facts, forKey: key, versions: versions, use)
     }
 
     /// The header of an archive in a pack, and its date and size (what the record takes).
