@@ -21,10 +21,16 @@ struct SystemCallTests {
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         let begin = try #require(lines.firstIndex { $0.contains("\"probe-begin\"") })
         let end = try #require(lines.firstIndex { $0.contains("\"probe-end\"") })
-        let thread = lines[begin].prefix { $0 != " " }
+        // "12345 write(...)": the thread's id (strace pads it to a width), then the call.
+        func split(_ line: Substring) -> (thread: Substring, call: Substring) {
+            let trimmed = line.drop { $0 == " " }
+            let thread = trimmed.prefix { $0 != " " }
+            return (thread, trimmed.dropFirst(thread.count).drop { $0 == " " })
+        }
+        let thread = split(lines[begin]).thread
         var names: [String: Int] = [:]
-        for line in lines[(begin + 1)..<end] where line.hasPrefix(thread + " ") {
-            let call = line.dropFirst(thread.count + 1)
+        for line in lines[(begin + 1)..<end] where split(line).thread == thread {
+            let call = split(line).call
             // "<... futex resumed>" continues a call already counted.
             guard !call.hasPrefix("<..."), let name = call.split(separator: "(").first else { continue }
             names[String(name), default: 0] += 1
