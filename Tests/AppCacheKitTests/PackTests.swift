@@ -251,3 +251,32 @@ struct PackTests {
         }
     }
 }
+
+extension PackTests {
+    @Test func archivesThatWouldTakeAPackPastItsBoundAreFilesOfTheirOwn() throws {
+        let fixture = try Fixture()
+        let opened = try fixture.store()
+        let store = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit, maximumPackSize: 4096)
+        let writer = try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
+        var problems: [AppCacheError] = []
+        var changed = false
+        let archives = (0..<12).map { index in
+            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
+            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
+            return (record, key, store.layout.archivePath(for: key))
+        }
+        let results = try writer.batch(problems: &problems, changed: &changed) { batch in batch.write(archives) }
+        #expect(results.allSatisfy { (try? $0.get()) != nil })
+        let packSize = (try FileManager.default.attributesOfItem(atPath: packPath(fixture))[.size] as? Int) ?? 0
+        #expect(packSize <= 4096, "the pack stayed within its bound")
+        let files = fixture.allFiles().filter { $0.hasSuffix(".archive") }
+        #expect(!files.isEmpty && files.count < 12, "the rest are files: \(files)")
+        for (record, key, path) in archives {
+            guard case .found(let read, _) = try store.record(at: path, forKey: key, versions: .only(1)) else {
+                Issue.record("\(key.key ?? "") does not read back")
+                continue
+            }
+            #expect(read.payload == record.payload)
+        }
+    }
+}

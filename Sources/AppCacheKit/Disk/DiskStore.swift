@@ -15,10 +15,10 @@ struct DiskStore: Sendable {
 
     /// A store of `layout` on `fileSystem`, packing archives up to `packLimit` bytes
     /// (``PackTable/limit``; 0: each archive a file, as the inspector and tests plant them).
-    init(layout: CacheLayout, fileSystem: FileSystem, packLimit: Int = 0) {
+    init(layout: CacheLayout, fileSystem: FileSystem, packLimit: Int = 0, maximumPackSize: Int = PackFile.maximumSize) {
         self.layout = layout
         self.fileSystem = fileSystem
-        packs = PackTable(limit: packLimit)
+        packs = PackTable(limit: packLimit, maximumSize: maximumPackSize)
     }
 
     /// Payloads longer than this are checked against their checksum in bounded chunks before

@@ -265,6 +265,7 @@ final class DiskWriter: Sendable {
             // Small archives go into their directories' packs, gathered and appended together
             // (one `write` per pack) before a file of the same path or at the end.
             var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
+            var packingBytes = 0
             func appendPacked() {
                 guard !packing.isEmpty else { return }
                 let (written, damage) = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
@@ -277,12 +278,19 @@ final class DiskWriter: Sendable {
                 }
                 compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
                 packing = []
+                packingBytes = 0
             }
             for (archive, temporaryName) in zip(archives, temporaryNames) {
                 if shouldStop() || gate.isClosed { break }
                 let header = DiskStore.header(of: archive.record, forKey: archive.key)
                 results.append(nil)
-                if store.packs(archiveOf: header.count + archive.record.payload.count) {
+                let length = header.count + archive.record.payload.count
+                // (The room is counted for all the batch's packed archives: enough to stay within
+                // the bound, whichever directories they go to.)
+                if store.packs(archiveOf: length),
+                    store.packs.hasRoom(for: packingBytes + length, in: archive.path.directory ?? CacheLayout.sharedDirectoryName)
+                {
+                    packingBytes += length + PackRecord.prefixLength
                     packing.append((results.count - 1, archive.record, header, archive.key, archive.path))
                     continue
                 }

@@ -30,8 +30,9 @@ import Musl
 final class PackFile: Sendable {
     /// The file name of a user directory's pack.
     static let name = ".pack"
-    /// The largest pack read: a bigger one is damage (a live pack holds at most twice its
-    /// live archives plus ``PackTable/minimumCompactionWaste``).
+    /// The largest pack read: a bigger one is damage. Writers keep below it (a pack holds at
+    /// most twice its live archives plus ``PackTable/minimumCompactionWaste``, and archives that
+    /// would take it past this are written as files of their own).
     static let maximumSize = 1 << 30
     /// The size of one read while scanning.
     static let chunkSize = 64 << 10

@@ -44,9 +44,12 @@ final class PackTable: Sendable {
     }
 
     private let slots = BlockingLock<[String: Slot]>([:])
+    /// The largest pack written to: past it, archives are files of their own.
+    let maximumSize: Int
 
-    init(limit: Int) {
+    init(limit: Int, maximumSize: Int = PackFile.maximumSize) {
         self.limit = min(max(limit, 0), Self.maximumBodyLength)
+        self.maximumSize = min(maximumSize, PackFile.maximumSize)
     }
 
     /// An archive found in a pack: the pack it is in (held open) and where.
@@ -155,6 +158,13 @@ final class PackTable: Sendable {
             slot.size = slot.index.end
             return (entries, damage)
         }
+    }
+
+    /// Whether `directory`'s pack, as this process last saw it, can take `bytes` more and stay
+    /// within ``maximumSize``: past it, archives are written as files of their own (a reader
+    /// takes a pack over ``PackFile/maximumSize`` for damage).
+    func hasRoom(for bytes: Int, in directory: String) -> Bool {
+        slots.withLock { slots in (slots[directory]?.size ?? 0) + bytes <= maximumSize }
     }
 
     /// Whether `directory`'s pack holds more dead records than live ones, and enough of them
