@@ -264,16 +264,22 @@ final class DiskWriter: Sendable {
             var results: [Swift.Result<FileVersion, AppCacheError>?] = []
             // Small archives go into their directories' packs, gathered and appended together
             // (one `write` per pack) before a file of the same path or at the end.
-            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
+            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath, temporaryName: String)] = []
             var packingBytes = 0
             func appendPacked() {
                 guard !packing.isEmpty else { return }
                 let (written, damage) = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
                 for problem in damage { report(problem) }
                 for (archive, result) in zip(packing, written) {
-                    results[archive.index] = result.map { written in
+                    switch result {
+                    case .success(let written):
                         ledger.record(.set(path: archive.path, size: written.size, isPinned: archive.record.isPinned))
-                        return written.identity
+                        results[archive.index] = .success(written.identity)
+                    case .failure(let error) where (error.underlyingError as? SystemError)?.errorNumber == EFBIG:
+                        // The pack is full (another process filled it): a file of its own.
+                        results[archive.index] = writeFile(archive.record, archive.header, archive.key, archive.path, archive.temporaryName)
+                    case .failure(let error):
+                        results[archive.index] = .failure(error)
                     }
                 }
                 compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
@@ -291,18 +297,25 @@ final class DiskWriter: Sendable {
                     store.packs.hasRoom(for: packingBytes + length, in: archive.path.directory ?? CacheLayout.sharedDirectoryName)
                 {
                     packingBytes += length + PackRecord.prefixLength
-                    packing.append((results.count - 1, archive.record, header, archive.key, archive.path))
+                    packing.append((results.count - 1, archive.record, header, archive.key, archive.path, temporaryName))
                     continue
                 }
                 if packing.contains(where: { $0.path == archive.path }) { appendPacked() }
-                results[results.count - 1] = Swift.Result { () throws(AppCacheError) in
-                    let (size, identity) = try store.write(archive.record, header: header, forKey: archive.key, at: archive.path, temporaryName: temporaryName)
-                    ledger.record(.set(path: archive.path, size: size, isPinned: archive.record.isPinned))
-                    return identity
-                }
+                results[results.count - 1] = writeFile(archive.record, header, archive.key, archive.path, temporaryName)
             }
             appendPacked()
             return results.map { $0! }
+        }
+
+        /// Writes one archive as a file of its own, through `temporaryName`, and records it.
+        private mutating func writeFile(
+            _ record: ArchiveRecord, _ header: [UInt8], _ key: ArchiveKey, _ path: CachePath, _ temporaryName: String
+        ) -> Swift.Result<FileVersion, AppCacheError> {
+            Swift.Result { () throws(AppCacheError) in
+                let (size, identity) = try store.write(record, header: header, forKey: key, at: path, temporaryName: temporaryName)
+                ledger.record(.set(path: path, size: size, isPinned: record.isPinned))
+                return identity
+            }
         }
 
         /// Rewrites the packs among `directories` whose dead records outweigh their live ones,

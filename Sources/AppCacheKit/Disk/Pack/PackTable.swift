@@ -104,8 +104,8 @@ final class PackTable: Sendable {
     /// - Returns: for each record, in order, where its archive now is (`nil` for the other
     ///   kinds) and whether the pack held that archive before; and the damage cut off, if
     ///   any, to report.
-    /// - Throws: `SystemError` when the pack cannot be opened or written; it then holds what
-    ///   it held before.
+    /// - Throws: `SystemError` when the pack cannot be opened or written, `EFBIG` when the
+    ///   records would take it past ``maximumSize``; it then holds what it held before.
     func append(
         _ records: [Appending], toDirectory directory: String, fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
@@ -134,8 +134,13 @@ final class PackTable: Sendable {
                 slot.size = slot.index.end
                 slot.stop = .end
             }
+            let length = records.reduce(0) { $0 + $1.record.length }
+            guard slot.size + length <= maximumSize else {
+                // Past the bound a reader takes a pack for damage: the caller writes files.
+                throw SystemError(operation: "append (the pack would pass \(maximumSize) bytes)", errorNumber: EFBIG, path: display)
+            }
             var bytes = Data()
-            bytes.reserveCapacity(records.reduce(0) { $0 + $1.record.length })
+            bytes.reserveCapacity(length)
             for appending in records {
                 bytes.append(contentsOf: appending.record.prefix())
                 bytes.append(contentsOf: appending.header)
