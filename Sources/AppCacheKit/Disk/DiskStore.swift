@@ -356,20 +356,32 @@ struct DiskStore: Sendable {
                 case .unsafe(let what):
                     return .unreadable(what, size: nil)
                 case .file(let file):
-                    switch try Self.readHeader(file) {
-                    case .success(let (header, headerLength)):
-                        guard header.payloadLength == UInt64(file.size - headerLength) else {
-                            let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: file.size - headerLength)
-                            return .unreadable("\(defect)", size: file.size)
-                        }
-                        return .summary(Summary(header: header, cachedDate: file.modificationDate, size: file.size, identity: file.identity))
-                    case .failure(let defect):
-                        return .unreadable("\(defect)", size: file.size)
-                    }
+                    return Self.summary(
+                        of: try Self.readHeader(file), archiveLength: file.size, size: file.size, cachedDate: file.modificationDate,
+                        identity: file.identity)
                 }
             }
         } catch {
             return .unreadable("cannot be read: \(error)", size: nil)
+        }
+    }
+
+    /// The summary of an archive of `archiveLength` bytes (header and payload) whose header read
+    /// as `header`: unreadable when the header does not parse or promises another payload length.
+    ///
+    /// - Parameter size: what the archive takes on disk (its file, or its pack record).
+    static func summary(
+        of header: Result<(ArchiveHeader, Int), ArchiveDefect>, archiveLength: Int, size: Int, cachedDate: Date, identity: FileVersion
+    ) -> SummaryRead {
+        switch header {
+        case .success(let (header, headerLength)):
+            guard header.payloadLength == UInt64(archiveLength - headerLength) else {
+                let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: archiveLength - headerLength)
+                return .unreadable("\(defect)", size: size)
+            }
+            return .summary(Summary(header: header, cachedDate: cachedDate, size: size, identity: identity))
+        case .failure(let defect):
+            return .unreadable("\(defect)", size: size)
         }
     }
 

@@ -27,16 +27,9 @@ extension DiskStore {
     /// The header of an archive in a pack, and its date and size (what the record takes).
     static func packedSummary(_ packed: PackTable.Located) -> SummaryRead {
         let entry = packed.entry
-        switch packedHeader(packed) {
-        case .success(let (header, headerLength)):
-            guard header.payloadLength == UInt64(entry.bodyLength - headerLength) else {
-                let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: entry.bodyLength - headerLength)
-                return .unreadable("\(defect)", size: entry.length)
-            }
-            return .summary(Summary(header: header, cachedDate: entry.cachedDate, size: entry.length, identity: entry.identity))
-        case .failure(let defect):
-            return .unreadable("\(defect)", size: entry.length)
-        }
+        return summary(
+            of: packedHeader(packed), archiveLength: entry.bodyLength, size: entry.length, cachedDate: entry.cachedDate,
+            identity: entry.identity)
     }
 
     /// Reads and parses the header at the start of a packed archive (at most its first 4 KiB,
