@@ -121,48 +121,46 @@ final class PackTable: Sendable {
     private func append(
         _ records: [Appending], to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
-        do {
-            var slot = slots[directory] ?? Slot()
-            defer { slots[directory] = slot }
-            try refresh(&slot, directory, fileSystem, change: nil, writable: true)
-            guard let file = slot.file else { throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory))) }
-            let display = fileSystem.displayPath(PackFile.path(in: directory))
-            var damage: String?
-            if slot.size > slot.index.end {
-                if case .damaged(let reason) = slot.stop { damage = reason }
-                guard ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
-                slot.size = slot.index.end
-                slot.stop = .end
-            }
-            let length = records.reduce(0) { $0 + $1.record.length }
-            guard slot.size + length <= maximumSize else {
-                // Past the bound a reader takes a pack for damage: the caller writes files.
-                throw SystemError(operation: "append (the pack would pass \(maximumSize) bytes)", errorNumber: EFBIG, path: display)
-            }
-            var bytes = Data()
-            bytes.reserveCapacity(length)
-            for appending in records {
-                bytes.append(contentsOf: appending.record.prefix())
-                bytes.append(contentsOf: appending.header)
-                bytes.append(appending.payload)
-            }
-            do throws(SystemError) {
-                try fileSystem.writeAll(file.descriptor, bytes, display)
-            } catch {
-                // A partial append is not whole records: cut it off now rather than leave it
-                // for the next writer.
-                _ = ftruncate(file.descriptor, off_t(slot.index.end))
-                throw error
-            }
-            var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
-            for appending in records {
-                let wasLive = slot.index[appending.record.nameHash] != nil
-                slot.index.apply(appending.record, at: slot.index.end)
-                entries.append((appending.record.kind == .archive ? slot.index[appending.record.nameHash] : nil, wasLive))
-            }
+        var slot = slots[directory] ?? Slot()
+        defer { slots[directory] = slot }
+        try refresh(&slot, directory, fileSystem, change: nil, writable: true)
+        guard let file = slot.file else { throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory))) }
+        let display = fileSystem.displayPath(PackFile.path(in: directory))
+        var damage: String?
+        if slot.size > slot.index.end {
+            if case .damaged(let reason) = slot.stop { damage = reason }
+            guard ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
             slot.size = slot.index.end
-            return (entries, damage)
+            slot.stop = .end
         }
+        let length = records.reduce(0) { $0 + $1.record.length }
+        guard slot.size + length <= maximumSize else {
+            // Past the bound a reader takes a pack for damage: the caller writes files.
+            throw SystemError(operation: "append (the pack would pass \(maximumSize) bytes)", errorNumber: EFBIG, path: display)
+        }
+        var bytes = Data()
+        bytes.reserveCapacity(length)
+        for appending in records {
+            bytes.append(contentsOf: appending.record.prefix())
+            bytes.append(contentsOf: appending.header)
+            bytes.append(appending.payload)
+        }
+        do throws(SystemError) {
+            try fileSystem.writeAll(file.descriptor, bytes, display)
+        } catch {
+            // A partial append is not whole records: cut it off now rather than leave it
+            // for the next writer.
+            _ = ftruncate(file.descriptor, off_t(slot.index.end))
+            throw error
+        }
+        var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
+        for appending in records {
+            let wasLive = slot.index[appending.record.nameHash] != nil
+            slot.index.apply(appending.record, at: slot.index.end)
+            entries.append((appending.record.kind == .archive ? slot.index[appending.record.nameHash] : nil, wasLive))
+        }
+        slot.size = slot.index.end
+        return (entries, damage)
     }
 
     /// Whether `directory`'s pack, as this process last saw it, can take `bytes` more and stay
@@ -195,53 +193,51 @@ final class PackTable: Sendable {
     }
 
     private func compact(_ directory: String, in slots: inout [String: Slot], temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
-        do {
-            guard var slot = slots[directory], let file = slot.file else { return }
-            let version = fileSystem.version.descriptor
-            let temporaryDisplay = fileSystem.versionPath + "/" + temporaryName
-            try fileSystem.inject(.createFile, temporaryDisplay)
-            let descriptor = openat(version, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
-            var renamed = false
-            defer {
-                if !renamed { unlinkat(version, temporaryName, 0) }
+        guard var slot = slots[directory], let file = slot.file else { return }
+        let version = fileSystem.version.descriptor
+        let temporaryDisplay = fileSystem.versionPath + "/" + temporaryName
+        try fileSystem.inject(.createFile, temporaryDisplay)
+        let descriptor = openat(version, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
+        var renamed = false
+        defer {
+            if !renamed { unlinkat(version, temporaryName, 0) }
+        }
+        fileSystem.protection?.apply(toDescriptor: descriptor)
+        var compacted = PackIndex()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumBodyLength, alignment: 16)
+        defer { buffer.deallocate() }
+        do throws(SystemError) {
+            for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) {
+                guard file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
+                    throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                }
+                let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
+                try fileSystem.writeAll(descriptor, record.prefix(), temporaryDisplay)
+                try fileSystem.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength]), temporaryDisplay)
+                compacted.apply(record, at: compacted.end)
             }
-            fileSystem.protection?.apply(toDescriptor: descriptor)
-            var compacted = PackIndex()
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumBodyLength, alignment: 16)
-            defer { buffer.deallocate() }
-            do throws(SystemError) {
-                for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) {
-                    guard file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
-                        throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
-                    }
-                    let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
-                    try fileSystem.writeAll(descriptor, record.prefix(), temporaryDisplay)
-                    try fileSystem.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength]), temporaryDisplay)
-                    compacted.apply(record, at: compacted.end)
-                }
-                var info = stat()
-                guard fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
-                guard let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else {
-                    throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory)))
-                }
-                defer { close(held) }
-                try fileSystem.inject(.rename, fileSystem.displayPath(PackFile.path(in: directory)))
-                guard renameat(version, temporaryName, held, PackFile.name) == 0 else {
-                    throw .last("rename", fileSystem.displayPath(PackFile.path(in: directory)))
-                }
-                renamed = true
-                // The new pack is the one open for reading and appending from now on.
-                _ = fcntl(descriptor, F_SETFL, O_APPEND)
-                slot.file = PackFile(descriptor: descriptor, number: FileID(info), isWritable: true)
-                slot.index = compacted
-                slot.size = compacted.end
-                slot.stop = .end
-                slots[directory] = slot
-            } catch {
-                close(descriptor)
-                throw error
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
+            guard let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else {
+                throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory)))
             }
+            defer { close(held) }
+            try fileSystem.inject(.rename, fileSystem.displayPath(PackFile.path(in: directory)))
+            guard renameat(version, temporaryName, held, PackFile.name) == 0 else {
+                throw .last("rename", fileSystem.displayPath(PackFile.path(in: directory)))
+            }
+            renamed = true
+            // The new pack is the one open for reading and appending from now on.
+            _ = fcntl(descriptor, F_SETFL, O_APPEND)
+            slot.file = PackFile(descriptor: descriptor, number: FileID(info), isWritable: true)
+            slot.index = compacted
+            slot.size = compacted.end
+            slot.stop = .end
+            slots[directory] = slot
+        } catch {
+            close(descriptor)
+            throw error
         }
     }
 
