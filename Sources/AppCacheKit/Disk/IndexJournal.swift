@@ -3,8 +3,9 @@ import Foundation
 /// The disk index on disk: an append-only journal of ``DiskIndex/Record`` lines in the version
 /// directory (`.index`), each line prefixed with its CRC-32, compacted when it grows.
 ///
-/// Every process sharing the version directory appends to it, one `write` per batch, while
-/// holding the write lock (``ProcessCoordinator``), and each keeps a ``Cursor``: where it has read
+/// Every process sharing the version directory appends to it (through ``JournalAppender``), a
+/// `write` per step of a batch, while holding the write lock (``ProcessCoordinator``), and each
+/// keeps a ``Cursor``: where it has read
 /// up to. Before a batch, a process reads what others appended since (``read(after:)``), so its
 /// index and its view of unsettled intents stay exact without ever listing a directory. A
 /// compaction replaces the file: a cursor on the old file then reads the new one from its start.
@@ -100,15 +101,6 @@ struct IndexJournal: Sendable {
             return .damaged(file.size == 0 ? "the journal is empty" : "the journal does not start with its header line")
         }
         return .records(records, cursor: Cursor(file: file.number, offset: offset, lines: lines), fromStart: fromStart, tornBytes: pending.count)
-    }
-
-    /// Appends `records` in one `write`.
-    ///
-    /// - Returns: which file the journal is and its size after the append; `nil` when there is
-    ///   no journal to append to (the caller starts one).
-    func append(_ records: [DiskIndex.Record]) throws(SystemError) -> (FileID, Int)? {
-        guard !records.isEmpty else { return nil }
-        return try fileSystem.append(Self.bytes(records), to: Self.path)
     }
 
     /// Starts a new journal holding `records` (the first is ``DiskIndex/Record/begin``): written

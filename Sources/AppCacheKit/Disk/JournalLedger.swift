@@ -317,7 +317,8 @@ struct JournalLedger {
         let temporaryName = FileSystem.temporaryName()
         pending.note(.willCompact(temporaryName: temporaryName))
         do throws(SystemError) {
-            guard try journal.append([.willCompact(temporaryName: temporaryName)]) != nil else { return }
+            // Through the journal held open, so that the shared journal length stays exact.
+            guard try appendToJournal(IndexJournal.bytes([.willCompact(temporaryName: temporaryName)])) != nil else { return }
             let newCursor = try journal.rewrite(snapshot, temporaryName: temporaryName)
             pending.note(.temporaryGone(name: temporaryName))
             adoptRewrittenJournal(newCursor)
