@@ -26,7 +26,9 @@ extension AppCache {
     ///
     /// - Parameters:
     ///   - type: the kind of change.
-    ///   - send: sends one change; runs on a task of the cache's own, never two at a time.
+    ///   - send: sends one change; runs on a task of the cache's own, never two at a time. The
+    ///     cache keeps it until another sender replaces it: one that uses the cache should
+    ///     capture it `weak`, or the two keep each other alive.
     ///
     /// Thread safety: any thread; registering a kind again replaces its sender.
     public func registerSender<M: CacheMutation>(

@@ -351,7 +351,10 @@ import Testing
         let cache = try openCache(fixture)
         try cache.cacheItems(Self.notes, forKey: "top")
         let seen = Locked<[Int]>([])
-        cache.registerSender(for: Retag.self) { change, _ in
+        // Weakly: the cache keeps its senders, so a sender holding the cache would keep both
+        // alive for ever.
+        cache.registerSender(for: Retag.self) { [weak cache] change, _ in
+            guard let cache else { return }
             // Reads, the queue, and a follow-up change, all from inside a send.
             let pending = cache.pendingMutations.count
             _ = try cache.getCachedItems(Note.self, forKey: "top")
