@@ -207,8 +207,7 @@ public struct CacheRootListing: Sendable {
                 schemaVersion: file.version, user: header.user, cacheName: header.cacheName, key: header.key,
                 bytes: summary.size, cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 stalenessThreshold: header.stalenessThreshold, modelSchemaVersion: Int(clamping: header.schemaVersion),
-                checksumVerified: verified, modelProblem: modelProblem, path: fullPath,
-                isPacked: file.store.packs.locate(file.path, fileSystem: file.store.fileSystem, change: nil) != nil))
+                checksumVerified: verified, modelProblem: modelProblem, path: fullPath, isPacked: summary.isPacked))
         }
         var users: [String?] = []
         for archive in archives where !users.contains(archive.user) {

@@ -315,10 +315,12 @@ struct DiskStore: Sendable {
     struct Summary {
         var header: ArchiveHeader
         var cachedDate: Date
-        /// The file's size in bytes.
+        /// The bytes it takes: its file's size, or its record's in its directory's pack.
         var size: Int
-        /// Which file it is.
+        /// Which file (or pack record) it is.
         var identity: FileVersion
+        /// Whether it is a record of its directory's pack rather than a file.
+        var isPacked = false
 
         /// The record the header describes, without the payload.
         var record: ArchiveRecord {
@@ -358,7 +360,7 @@ struct DiskStore: Sendable {
                 case .file(let file):
                     return Self.summary(
                         of: try Self.readHeader(file), archiveLength: file.size, size: file.size, cachedDate: file.modificationDate,
-                        identity: file.identity)
+                        identity: file.identity, isPacked: false)
                 }
             }
         } catch {
@@ -369,9 +371,12 @@ struct DiskStore: Sendable {
     /// The summary of an archive of `archiveLength` bytes (header and payload) whose header read
     /// as `header`: unreadable when the header does not parse or promises another payload length.
     ///
-    /// - Parameter size: what the archive takes on disk (its file, or its pack record).
+    /// - Parameters:
+    ///   - size: what the archive takes on disk (its file, or its pack record).
+    ///   - isPacked: whether it is a pack record.
     static func summary(
-        of header: Result<(ArchiveHeader, Int), ArchiveDefect>, archiveLength: Int, size: Int, cachedDate: Date, identity: FileVersion
+        of header: Result<(ArchiveHeader, Int), ArchiveDefect>, archiveLength: Int, size: Int, cachedDate: Date, identity: FileVersion,
+        isPacked: Bool
     ) -> SummaryRead {
         switch header {
         case .success(let (header, headerLength)):
@@ -379,7 +384,7 @@ struct DiskStore: Sendable {
                 let defect = ArchiveDefect.payloadLengthMismatch(expected: header.payloadLength, found: archiveLength - headerLength)
                 return .unreadable("\(defect)", size: size)
             }
-            return .summary(Summary(header: header, cachedDate: cachedDate, size: size, identity: identity))
+            return .summary(Summary(header: header, cachedDate: cachedDate, size: size, identity: identity, isPacked: isPacked))
         case .failure(let defect):
             return .unreadable("\(defect)", size: size)
         }

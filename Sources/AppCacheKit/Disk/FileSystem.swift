@@ -8,19 +8,6 @@ import Glibc
 import Musl
 #endif
 
-/// An open directory, closed when its last reference goes.
-final class DirectoryHandle: Sendable {
-    let descriptor: Int32
-
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    deinit {
-        close(descriptor)
-    }
-}
-
 /// The system calls the disk layer makes, all relative to the root or the version directory
 /// the layer holds open, none of them following a symbolic link inside it.
 ///
@@ -57,9 +44,9 @@ struct FileSystem: Sendable {
     /// The version directory's path, for messages.
     let versionPath: String
     /// The cache root, held open: trash directories are moved into it.
-    let root: DirectoryHandle
+    let root: DescriptorHandle
     /// The version directory, held open: every ``CachePath`` starts here.
-    let version: DirectoryHandle
+    let version: DescriptorHandle
 
     var faults: FaultInjector?
     /// Whether this file system only looks (the inspector): links and special files are
@@ -105,7 +92,7 @@ struct FileSystem: Sendable {
             if !create && errno == ENOENT { return nil }
             throw .last("open", rootPath)
         }
-        let root = DirectoryHandle(descriptor: rootDescriptor)
+        let root = DescriptorHandle(descriptor: rootDescriptor)
         let versionPath = rootPath + "/" + versionName
         if create, let errorNumber = faults?(.makeDirectory, versionPath) {
             throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: versionPath)
@@ -115,7 +102,7 @@ struct FileSystem: Sendable {
         else { return nil }
         return FileSystem(
             rootPath: rootPath, versionName: versionName, versionPath: versionPath, root: root,
-            version: DirectoryHandle(descriptor: versionDescriptor), faults: faults, isReadOnly: readOnly, onDamage: onDamage)
+            version: DescriptorHandle(descriptor: versionDescriptor), faults: faults, isReadOnly: readOnly, onDamage: onDamage)
     }
 
     // MARK: - Purges

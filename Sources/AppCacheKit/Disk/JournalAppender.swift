@@ -1,11 +1,3 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The disk index's journal (``IndexJournal``), held open for appending between batches, so
 /// that a batch's two appends cost one `write` each rather than an open, two `fstat`s and a
 /// close around it.
@@ -14,20 +6,19 @@ import Musl
 /// by every process that replaces or removes it) is the one it was opened at, and while the
 /// shared journal length is known: the append's end is that length plus its bytes, under the
 /// lock file's lock. A purge (a new lock file) lets it go (``JournalLedger/forgetOpenJournal()``).
-final class JournalAppender {
-    let descriptor: Int32
+struct JournalAppender {
+    private let handle: DescriptorHandle
     /// Which file it is.
     let number: FileID
     /// The journal generation it was opened at.
     let generation: UInt64
 
+    /// Takes over `descriptor`: it is closed when the appender goes.
     init(descriptor: Int32, number: FileID, generation: UInt64) {
-        self.descriptor = descriptor
+        handle = DescriptorHandle(descriptor: descriptor)
         self.number = number
         self.generation = generation
     }
 
-    deinit {
-        close(descriptor)
-    }
+    var descriptor: Int32 { handle.descriptor }
 }

@@ -29,7 +29,7 @@ extension DiskStore {
         let entry = packed.entry
         return summary(
             of: packedHeader(packed), archiveLength: entry.bodyLength, size: entry.length, cachedDate: entry.cachedDate,
-            identity: entry.identity)
+            identity: entry.identity, isPacked: true)
     }
 
     /// Reads and parses the header at the start of a packed archive (at most its first 4 KiB,

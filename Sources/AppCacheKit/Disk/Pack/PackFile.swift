@@ -25,9 +25,9 @@ import Musl
 /// first record that is not whole (an append under way, or a crash's) or not a record
 /// (damage); a writer cuts such a tail off before appending.
 ///
-/// Thread safety: `Sendable`; the descriptor is closed when the last reference goes, so a read
-/// holding one never sees it closed or reused.
-final class PackFile: Sendable {
+/// Thread safety: `Sendable`; the descriptor is closed when the last copy goes
+/// (``DescriptorHandle``), so a read holding one never sees it closed or reused.
+struct PackFile: Sendable {
     /// The file name of a user directory's pack.
     static let name = ".pack"
     /// The largest pack read: a bigger one is damage. Writers keep below it (a pack holds at
@@ -37,21 +37,20 @@ final class PackFile: Sendable {
     /// The size of one read while scanning.
     static let chunkSize = 64 << 10
 
-    let descriptor: Int32
+    private let handle: DescriptorHandle
     /// Which file this is: a compaction renames another over it.
     let number: FileID
     /// Whether it was opened for appending.
     let isWritable: Bool
 
+    /// Takes over `descriptor`: it is closed when the last copy of the pack goes.
     init(descriptor: Int32, number: FileID, isWritable: Bool) {
-        self.descriptor = descriptor
+        handle = DescriptorHandle(descriptor: descriptor)
         self.number = number
         self.isWritable = isWritable
     }
 
-    deinit {
-        close(descriptor)
-    }
+    var descriptor: Int32 { handle.descriptor }
 
     /// The path of `directory`'s pack.
     static func path(in directory: String) -> CachePath {
