@@ -59,6 +59,8 @@ public final class AppCache: Sendable {
         var sessions: UserSessions
         var memory: MemoryStore
         var types: [ObjectIdentifier: TypeInfo] = [:]
+        /// The types whose collections the binary codec left to JSON, told to `diagnostics`.
+        var typesStoredAsJSON: Set<ObjectIdentifier> = []
         /// The type looked up last: reads of one type in a row find it without hashing.
         var lastType: (id: ObjectIdentifier, info: TypeInfo)?
         /// When the write-back timer fires next, in uptime nanoseconds (`nil`: not scheduled).
@@ -346,7 +348,7 @@ public final class AppCache: Sendable {
     ) throws -> Date? {
         let info = typeInfo(Model.self)
         try Self.checkKey(key, cacheName: info.cacheName)
-        let encoded: (payload: Data, codec: PayloadCodec, decodedSize: Int)
+        let encoded: (payload: Data, codec: PayloadCodec, decodedSize: Int, refusal: String?)
         do {
             encoded = try configuration.payloadCodec.encode(items)
         } catch {
@@ -355,6 +357,7 @@ public final class AppCache: Sendable {
                 message: "The items could not be encoded; nothing was cached.",
                 cacheName: info.cacheName, key: key, underlyingError: error)
         }
+        if let refusal = encoded.refusal { reportStoredAsJSON(Model.self, because: refusal, key: key) }
         let now = kept?.cachedDate ?? configuration.now()
         var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
@@ -453,6 +456,17 @@ public final class AppCache: Sendable {
         observers.notify(cacheName: info.cacheName, key: key)
         spillInBackground(spills)
         return now
+    }
+
+    /// Tells `diagnostics`, once per type, that the binary codec left the type's collections
+    /// to JSON. Call with no lock held.
+    private func reportStoredAsJSON<Model: CacheableModel>(_ type: Model.Type, because reason: String, key: String?) {
+        let first = state.withLock { state in state.typesStoredAsJSON.insert(ObjectIdentifier(Model.self)).inserted }
+        guard first else { return }
+        configuration.diagnostics?(AppCacheError(
+            code: .storedAsJSON,
+            message: "\(Model.self).encode(to:) uses its containers in a way the binary codec cannot stream (\(reason)); its collections are stored as JSON.",
+            cacheName: Model.cacheName, key: key))
     }
 
     func typeInfo<Model: CacheableModel>(_ type: Model.Type) -> TypeInfo {

@@ -26,10 +26,16 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// The code's name, as in `noSpace`.
         public var description: String { name }
 
-        /// The items could not be encoded (for example a `Double.nan` in a JSON payload, or
-        /// items nested more than 512 levels deep). Nothing was written; what was cached
-        /// before is untouched.
+        /// The items could not be encoded (for example a `Double.nan`, which JSON cannot hold
+        /// and the binary codec refuses as JSON does, or items nested more than 511 containers
+        /// deep). Nothing was written; what was cached before is untouched.
         public static let encodingFailed = Code("encodingFailed")
+        /// A model type's `encode(to:)` uses its containers in a way the binary codec cannot
+        /// follow as it streams (for example it writes to a container after one nested in it
+        /// was closed), so its collections are stored as JSON, which gives back the same items
+        /// more slowly. Reported to the diagnostics hook once per type and cache; nothing
+        /// failed. The message says what the codec met.
+        public static let storedAsJSON = Code("storedAsJSON")
         /// An archive passed its checksum but its items could not be used: a ``ModelUpgrade``'s
         /// conversion threw. Reported to the diagnostics hook; the read is a miss and the file
         /// is removed, unless pinned (then it stays, reported once per process).

@@ -28,7 +28,8 @@ struct BinaryCodecTests {
         var empty = ""
         var long = String(repeating: "é", count: 300)
         var double = -0.0
-        var infinity = Double.infinity
+        var largest = Double.greatestFiniteMagnitude
+        var subnormal = Double.leastNonzeroMagnitude
         var float: Float = 3.25
         var int = Int.min
         var int8 = Int8.min
@@ -120,9 +121,28 @@ struct BinaryCodecTests {
         try roundTrip(42)
     }
 
-    @Test func nanRoundTrips() throws {
-        let (payload, _) = try BinaryPayloadEncoder.encode([Double.nan, -Double.nan])
-        #expect(try BinaryPayloadDecoder.decode([Double].self, from: payload).allSatisfy(\.isNaN))
+    /// JSON has no numbers that are not finite: `JSONEncoder` refuses them with an
+    /// `EncodingError` at their path, and so does the binary encoder (a `try?` around one
+    /// leaves the field out, as with JSON), so the cache refuses such items whatever its codec.
+    @Test func numbersThatAreNotFiniteAreRefusedAsJSONRefusesThem() throws {
+        func path(_ encode: () throws -> Any) -> [String]? {
+            do {
+                _ = try encode()
+                return nil
+            } catch let EncodingError.invalidValue(_, context) {
+                return context.codingPath.map(\.stringValue)
+            } catch {
+                return ["unexpected: \(error)"]
+            }
+        }
+        let values: [[String: [Double]]] = [["a": [1]], ["b": [2, .nan]]]
+        #expect(path { try BinaryPayloadEncoder.encode(values) } == ["Index 1", "b", "Index 1"])
+        #expect(path { try BinaryPayloadEncoder.encode(values) } == path { try JSONEncoder().encode(values) })
+        for value in [Double.infinity, -.infinity, .nan] {
+            #expect(path { try PayloadCodec.binary.encodeItems([value]) } == ["Index 0"])
+        }
+        #expect(path { try PayloadCodec.binary.encodeItems([Float.nan]) } == ["Index 0"])
+        #expect(path { try PayloadCodec.binary.encodeItems([Date(timeIntervalSinceReferenceDate: .infinity)]) } == ["Index 0"])
     }
 
     /// The same values come back as JSON gives them back (URLs, dates and decimals included).
@@ -245,8 +265,13 @@ struct BinaryCodecTests {
         #expect(encoded.codec == .json)
         #expect(try encoded.codec.decode([Interleaving].self, from: encoded.payload) == items)
         let fixture = try Fixture()
-        try fixture.openCache().cacheItems(items)
+        let cache = try fixture.openCache()
+        try cache.cacheItems(items)
+        try cache.cacheItems(items, forKey: "again")
         #expect(try fixture.openCache().getCachedItems(Interleaving.self) == items)
+        // Told once, with what the codec met.
+        #expect(fixture.diagnostics.codes == [.storedAsJSON])
+        #expect(fixture.diagnostics.errors.first?.message.contains("a container written to after it was closed") == true)
     }
 
     /// A custom `encode(to:)` that asks for its container twice, or encodes nothing.
@@ -411,19 +436,27 @@ struct BinaryCodecTests {
         }
     }
 
-    /// A collection nested as deep as the decoder reads back round-trips; one level deeper is
-    /// refused when it is encoded (the cache could never read it back), and so is a value
-    /// nested thousands of levels deep, with an error rather than a stack overflow.
-    @Test func nestingPastTheDecodersLimitIsRefusedWhenEncoding() throws {
-        let deepest = [Chain.nested(BinaryFormat.maximumDepth)]
+    /// Values nest as deep as JSON writes them: the deepest chain `JSONEncoder` encodes, the
+    /// binary encoder encodes and reads back; one level deeper both refuse with an
+    /// `EncodingError`; and a value nested thousands of levels deep is refused with an error
+    /// rather than a stack overflow.
+    @Test func nestingAsDeepAsJSONWritesRoundTripsAndDeeperIsRefusedAsJSONRefusesIt() throws {
+        func jsonEncodes(_ levels: Int) -> Bool { (try? JSONEncoder().encode([Chain.nested(levels)])) != nil }
+        // The deepest chain JSON writes, found by bisection (each link is two containers).
+        var (low, high) = (1, 600)
+        while low + 1 < high {
+            let middle = (low + high) / 2
+            if jsonEncodes(middle) { low = middle } else { high = middle }
+        }
+        let deepest = [Chain.nested(low)]
         let payload = try PayloadCodec.binary.encodeItems(deepest)
-        #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: payload).first?.levels == BinaryFormat.maximumDepth)
-        for levels in [BinaryFormat.maximumDepth + 1, 5_000] {
+        #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: payload).first?.levels == low)
+        for levels in [low + 1, 5_000] {
             #expect(throws: EncodingError.self, "\(levels) levels") {
                 try PayloadCodec.binary.encodeItems([Chain.nested(levels)])
             }
         }
-        // The encoder is usable again after refusing: the depth it counts went back down.
+        // The encoder is usable again after refusing.
         #expect(try PayloadCodec.binary.decodeItems(Chain.self, from: PayloadCodec.binary.encodeItems(deepest)).count == 1)
     }
 
@@ -459,15 +492,15 @@ struct BinaryCodecTests {
     /// as deep as the limit decodes.
     @Test func recursionThroughSuperDecodersCountsTowardTheLimit() throws {
         #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: 3)).levels == 3)
-        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: BinaryFormat.maximumDepth)).levels == BinaryFormat.maximumDepth)
-        for levels in [BinaryFormat.maximumDepth + 1, 300_000] {  // the deeper one overflowed the stack
+        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: BinaryFormat.maximumReadDepth)).levels == BinaryFormat.maximumReadDepth)
+        for levels in [BinaryFormat.maximumReadDepth + 2, 300_000] {  // the deeper one overflowed the stack
             #expect(throws: DecodingError.self, "\(levels) levels") {
                 try BinaryPayloadDecoder.decode(SuperChain.self, from: SuperChain.payload(levels: levels))
             }
         }
         // The levels a super decoder counted are given back: a class hierarchy decoded through
         // `superDecoder()` item after item is never taken for deep nesting.
-        let many = (0..<(2 * BinaryFormat.maximumDepth)).map { Derived(name: "n\($0)", extra: $0) }
+        let many = (0..<(2 * BinaryFormat.maximumReadDepth)).map { Derived(name: "n\($0)", extra: $0) }
         #expect(try PayloadCodec.binary.decodeItems(Derived.self, from: PayloadCodec.binary.encodeItems(many)) == many)
     }
 
@@ -496,20 +529,21 @@ struct BinaryCodecTests {
         }
     }
 
-    /// The encoder counts super encoders toward the limit as the decoder counts super
-    /// decoders: a chain as deep as the decoder reads round-trips; one level deeper and one
-    /// thousands deep are refused with an error (before, they were cached and never read back).
+    /// The encoder counts the containers super encoders open toward the limit: a chain as deep
+    /// as JSON writes round-trips; one level deeper and one thousands deep are refused with an
+    /// error (before, they were cached and never read back).
     @Test func recursionThroughSuperEncodersCountsTowardTheLimit() throws {
-        let deepest = try BinaryPayloadEncoder.encode(SuperLink.chain(BinaryFormat.maximumDepth)).payload
-        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: deepest).levels == BinaryFormat.maximumDepth)
-        for levels in [BinaryFormat.maximumDepth + 1, 5_000] {
+        let deepest = try BinaryPayloadEncoder.encode(SuperLink.chain(BinaryFormat.maximumWrittenDepth)).payload
+        #expect(try BinaryPayloadDecoder.decode(SuperChain.self, from: deepest).levels == BinaryFormat.maximumWrittenDepth)
+        #expect(throws: EncodingError.self) { try JSONEncoder().encode(SuperLink.chain(BinaryFormat.maximumWrittenDepth + 1)) }
+        for levels in [BinaryFormat.maximumWrittenDepth + 1, 5_000] {
             #expect(throws: EncodingError.self, "\(levels) levels") {
                 try BinaryPayloadEncoder.encode(SuperLink.chain(levels))
             }
         }
         // Levels are given back: a class hierarchy encoded through `superEncoder()` item
         // after item is never taken for deep nesting.
-        let many = (0..<(2 * BinaryFormat.maximumDepth)).map { Derived(name: "n\($0)", extra: $0) }
+        let many = (0..<(2 * BinaryFormat.maximumReadDepth)).map { Derived(name: "n\($0)", extra: $0) }
         #expect(try PayloadCodec.binary.decodeItems(Derived.self, from: PayloadCodec.binary.encodeItems(many)) == many)
     }
 

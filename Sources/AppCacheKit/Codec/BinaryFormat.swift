@@ -113,10 +113,15 @@ enum BinaryFormat {
         }
     }
 
-    /// The deepest nesting of values (one inside another's `encode(to:)`) a payload may have:
-    /// the encoder refuses a deeper value, and the decoder takes a deeper payload for damage (a
-    /// hostile payload must not exhaust the stack). `JSONDecoder` reads no deeper either.
-    static let maximumDepth = 512
+    /// The deepest nesting of containers (an array or a keyed value inside another) the encoder
+    /// writes: `JSONEncoder` writes no deeper (past it, it throws), so a value past it is
+    /// refused with the same error.
+    static let maximumWrittenDepth = 511
+
+    /// The deepest nesting of values the decoder reads, as `JSONDecoder` reads no deeper: a
+    /// deeper payload is damage (a hostile payload must not exhaust the stack). A single-value
+    /// wrapper around a value is not a level of its own, as it is not in JSON.
+    static let maximumReadDepth = 512
 
     /// Up to this many key names in a payload, the coders find a name by comparing it with
     /// each in turn (no hashing, no table to allocate per call); past it, by a dictionary.
@@ -321,7 +326,8 @@ extension ByteReader {
     }
 }
 
-/// Why a payload cannot be decoded; becomes a `DecodingError.dataCorrupted`.
+/// Why a payload cannot be decoded (it is damaged); becomes a `DecodingError.dataCorrupted`
+/// where decoding began.
 enum BinaryDecodingFailure: Error, CustomStringConvertible {
     case truncated
     case malformed(String)

@@ -1,32 +1,53 @@
 import Foundation
 
-/// Decodes a `Decodable` value from the binary format (``BinaryFormat``).
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Decodes a `Decodable` value from the binary format (``BinaryFormat``), giving back what
+/// `JSONDecoder` gives for the JSON `JSONEncoder` writes of the same value: the same values,
+/// the same conversions between stored and asked-for types, the same errors at the same paths.
 ///
 /// Fields are found by name, as `JSONDecoder` finds them: a keyed container remembers where
 /// the next field starts, so fields read in the order they were written cost one key-index
 /// comparison each; a field asked for out of order is found by a scan of its container, a
 /// missing one is absent (so a missing optional is `nil`), and fields nobody asks for are
-/// skipped. Containers are small structs with an unmanaged reference to the decoder, which
-/// the caller keeps alive, so copying them costs no reference counting; a keyed container's
-/// box is reused from item to item (see ``KeyTypeTable``).
+/// skipped. Key names compare as Swift strings do, by canonical equivalence, as `JSONDecoder`'s
+/// dictionary of keys compares them. A keyed container's box is reused from item to item (see
+/// ``KeyTypeTable``).
+///
+/// Containers and super decoders hold the decoder strongly, so a model may keep one past its
+/// `init(from:)` and read it later: when decoding ends and something still holds the decoder,
+/// the decoder copies the payload it was lent (``adoptBytes()``), as `JSONDecoder` copies its
+/// input then.
 ///
 /// Nothing in the payload is trusted: lengths and counts are checked against the bytes left,
-/// nesting is capped at ``BinaryFormat/maximumDepth``, and any inconsistency is a
+/// nesting is capped at ``BinaryFormat/maximumReadDepth``, and any inconsistency is a
 /// `DecodingError.dataCorrupted`, never a crash or an allocation beyond the payload's size.
 final class BinaryPayloadDecoder: Decoder {
-    let reader: ByteReader
+    /// The payload: the bytes lent for the call, or the decoder's own copy of them once
+    /// decoding is over and something outlived it.
+    @exclusivity(unchecked) private(set) var reader: ByteReader
     /// Where the root value ends (the key table starts).
     let valuesEnd: Int
     private let specialTypes = BinaryFormat.SpecialTypes.shared
-    private let reusesBoxes = KeyTypeTable.boxesAreReusable
+
+    /// The offset a super decoder for a missing key reads: a `nil` that is nowhere in the
+    /// payload, as `JSONDecoder` gives a decoder over `null` there.
+    static let nilOffset = -1
 
     /// A keyed container's state: where its fields start and end, where the next field
-    /// starts, and its key type's index table.
+    /// starts, its key type's index table, and its coding path.
     struct KeyedFrame {
         var start: Int
         var end: Int
         var next: Int
         var indexes: UnsafeMutablePointer<Int32>?
+        var path: CodingPathStack.Mark
     }
 
     /// The decoder's mutable state, in memory it allocates: reached through a pointer, it needs
@@ -44,7 +65,14 @@ final class BinaryPayloadDecoder: Decoder {
         var frames = FrameBuffer<KeyedFrame>()
         /// Where the value whose `init(from:)` runs starts.
         var position = 0
+        /// How many values are being decoded, one inside another (see ``enterLevel()``).
         var depth = 0
+        var path = CodingPathStack()
+        /// Whether keyed containers' boxes are kept for reuse: until decoding ends (a box
+        /// holds the decoder, so one kept after would keep it alive for ever).
+        var reusesBoxes = KeyTypeTable.boxesAreReusable
+        /// The copy of the payload ``adoptBytes()`` made, freed with the decoder.
+        var ownedBytes: UnsafeMutableRawPointer?
     }
 
     /// Allocated in `init` once nothing can throw: an initialiser that throws before every
@@ -56,6 +84,156 @@ final class BinaryPayloadDecoder: Decoder {
         var start: Int
         var length: Int
     }
+
+    /// Checks the payload's frame and reads its key table; throws before anything is allocated.
+    private convenience init(reader: ByteReader) throws {
+        guard reader.count >= 5 else { throw BinaryDecodingFailure.truncated }
+        // Offsets are 32-bit (the encoder writes no payload of 4 GiB or more).
+        guard reader.count <= Int(UInt32.max) else { throw BinaryDecodingFailure.malformed("a payload over 4 GiB") }
+        let tableOffset = Int(try reader.fixed(UInt32.self, at: reader.count - 4))
+        guard tableOffset < reader.count - 4 else { throw BinaryDecodingFailure.malformed("a key table outside the payload") }
+        let limit = reader.count - 4
+        let table = ByteReader(base: reader.base, count: limit)
+        // Each name takes at least its length's byte: the count is checked against them.
+        var (count, offset) = try table.length(at: tableOffset, limit: limit - tableOffset)
+        var spans: [KeySpan] = []
+        spans.reserveCapacity(count)
+        while count > 0 {
+            let (length, start) = try table.length(at: offset, limit: limit)
+            _ = try table.slice(at: start, length: length)
+            spans.append(KeySpan(start: start, length: length))
+            offset = start + length
+            count -= 1
+        }
+        self.init(reader: reader, valuesEnd: tableOffset, keySpans: spans)
+    }
+
+    private init(reader: ByteReader, valuesEnd: Int, keySpans: [KeySpan]) {
+        self.reader = reader
+        self.valuesEnd = valuesEnd
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(keySpans: keySpans))
+    }
+
+    deinit {
+        state.pointee.keyTypes.deallocate()
+        state.pointee.frames.deallocate()
+        state.pointee.ownedBytes?.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    // MARK: - Decoding a payload
+
+    /// Decodes a `type` from `payload`; `type` may be a subclass's metatype, whose initialiser
+    /// then runs, as with `JSONDecoder`.
+    ///
+    /// - Throws: `DecodingError` when the payload is not a `type` or is damaged.
+    static func decode<T: Decodable>(_ type: T.Type, from payload: Data) throws -> T {
+        try payload.withUnsafeBytes { raw in
+            try decoding(raw) { decoder in try decoder.decodeValue(type, at: 0, entering: nil) }
+        }
+    }
+
+    /// Decodes a collection of `Model` from `payload`: the same as decoding `[Model]`, with its
+    /// storage reserved at once (the count is checked against the bytes first).
+    static func decodeItems<Model: Decodable>(_ type: Model.Type, from payload: Data) throws -> [Model] {
+        try payload.withUnsafeBytes { raw in try decodeItems(type, from: raw) }
+    }
+
+    /// ``decodeItems(_:from:)`` of bytes the caller holds (an archive's payload in its read
+    /// buffer).
+    static func decodeItems<Model: Decodable>(_ type: Model.Type, from raw: UnsafeRawBufferPointer) throws -> [Model] {
+        try decoding(raw) { decoder in
+            var container = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: 0, path: .root)
+            guard let count = container.reservableCount else {
+                // Elements under 4 bytes each, or a count claiming more than the bytes
+                // hold: no reservation; a false count fails when the elements run out.
+                var items: [Model] = []
+                while !container.isAtEnd { items.append(try container.decode(type)) }
+                return items
+            }
+            // Built in place: appending to a generic array looks its type up every time.
+            return try [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                while initialized < count {
+                    (base + initialized).initialize(to: try container.decode(type))
+                    initialized += 1
+                }
+            }
+        }
+    }
+
+    /// Runs a decoding of `raw` and settles what outlived it; turns the failures that reach the
+    /// top into the `DecodingError`s `JSONDecoder` throws for them.
+    private static func decoding<Result>(_ raw: UnsafeRawBufferPointer, _ body: (BinaryPayloadDecoder) throws -> Result) throws -> Result {
+        do {
+            guard let base = raw.baseAddress else { throw BinaryDecodingFailure.truncated }
+            var decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
+            defer {
+                decoder.finishDecoding()
+                // A container, a super decoder or the decoder itself kept past `init(from:)`
+                // reads the payload later: it gets a copy, the caller's bytes are only lent.
+                if !isKnownUniquelyReferenced(&decoder) { decoder.adoptBytes() }
+            }
+            return try body(decoder)
+        } catch let failure as BinaryValueFailure {
+            throw failure.error(at: [])
+        } catch let failure as BinaryNumberNotRepresentable {
+            throw failure.decodingError
+        } catch let failure as BinaryDecodingFailure {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: failure.description))
+        }
+    }
+
+    /// Ends the decoding: keyed containers' boxes are no longer kept (each holds the decoder).
+    private func finishDecoding() {
+        state.pointee.reusesBoxes = false
+        state.pointee.keyTypes.releaseBoxes()
+    }
+
+    /// Copies the payload into memory the decoder owns and reads that from now on.
+    private func adoptBytes() {
+        let count = reader.count
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        copy.copyMemory(from: reader.base, byteCount: count)
+        state.pointee.ownedBytes = copy
+        reader = ByteReader(base: copy, count: count)
+    }
+
+    // MARK: - Where decoding is
+
+    var position: Int {
+        get { state.pointee.position }
+        set { state.pointee.position = newValue }
+    }
+
+    var codingPath: [any CodingKey] { state.pointee.path.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// The path a container's mark stands for.
+    func path(of mark: CodingPathStack.Mark) -> [any CodingKey] {
+        state.pointee.path.path(mark)
+    }
+
+    /// The path of a container's field or element.
+    func path(of mark: CodingPathStack.Mark, appending component: CodingPathStack.Component) -> [any CodingKey] {
+        state.pointee.path.path(mark, appending: component)
+    }
+
+    /// A mark for a container nested under `component` of the container marked `mark`.
+    func mark(_ mark: CodingPathStack.Mark, appending component: CodingPathStack.Component) -> CodingPathStack.Mark {
+        state.pointee.path.mark(mark, appending: component)
+    }
+
+    /// The path component of `key`.
+    @inline(__always)
+    func component<Key: CodingKey>(_ key: Key) -> CodingPathStack.Component {
+        state.pointee.path.component(key)
+    }
+
+    /// The mark of a container made now at the current value.
+    var currentMark: CodingPathStack.Mark { state.pointee.path.current }
 
     /// The state of the keyed container with frame `number`.
     @inline(__always)
@@ -69,151 +247,73 @@ final class BinaryPayloadDecoder: Decoder {
         state.pointee.frames[number].next = offset
     }
 
-    var position: Int {
-        get { state.pointee.position }
-        set { state.pointee.position = newValue }
-    }
-
-    private var depth: Int {
-        get { state.pointee.depth }
-        set { state.pointee.depth = newValue }
-    }
-
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    /// Checks the payload's frame and reads its key table; throws before anything is allocated.
-    private convenience init(reader: ByteReader) throws {
-        guard reader.count >= 5 else { throw Self.corrupted(.truncated) }
-        // Offsets are 32-bit (the encoder writes no payload of 4 GiB or more).
-        guard reader.count <= Int(UInt32.max) else { throw Self.corrupted(.malformed("a payload over 4 GiB")) }
-        let tableOffset = Int(try Self.check { try reader.fixed(UInt32.self, at: reader.count - 4) })
-        guard tableOffset < reader.count - 4 else { throw Self.corrupted(.malformed("a key table outside the payload")) }
-        let limit = reader.count - 4
-        let table = ByteReader(base: reader.base, count: limit)
-        let keySpans = try Self.check {
-            // Each name takes at least its length's byte: the count is checked against them.
-            var (count, offset) = try table.length(at: tableOffset, limit: limit - tableOffset)
-            var spans: [KeySpan] = []
-            spans.reserveCapacity(count)
-            while count > 0 {
-                let (length, start) = try table.length(at: offset, limit: limit)
-                _ = try table.slice(at: start, length: length)
-                spans.append(KeySpan(start: start, length: length))
-                offset = start + length
-                count -= 1
-            }
-            return spans
-        }
-        self.init(reader: reader, valuesEnd: tableOffset, keySpans: keySpans)
-    }
-
-    private init(reader: ByteReader, valuesEnd: Int, keySpans: [KeySpan]) {
-        self.reader = reader
-        self.valuesEnd = valuesEnd
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(keySpans: keySpans))
-    }
-
-    deinit {
-        state.pointee.keyTypes.deallocate()
-        state.pointee.frames.deallocate()
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
-
-    /// Decodes a `T` from `payload`.
-    ///
-    /// - Throws: `DecodingError` when the payload is not a `T` or is damaged.
-    static func decode<T: Decodable>(_ type: T.Type, from payload: Data) throws -> T {
-        try payload.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { throw corrupted(.truncated) }
-            let decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
-            return try withExtendedLifetime(decoder) {
-                try decoder.decodeValue(T.self, at: 0)
-            }
-        }
-    }
-
-    /// Decodes a collection of `Model` from `payload`: the same as decoding `[Model]`, with its
-    /// storage reserved at once (the count is checked against the bytes first).
-    static func decodeItems<Model: Decodable>(_ type: Model.Type, from payload: Data) throws -> [Model] {
-        try payload.withUnsafeBytes { raw in try decodeItems(Model.self, from: raw) }
-    }
-
-    /// ``decodeItems(_:from:)`` of bytes the caller holds (an archive's payload in its read
-    /// buffer).
-    static func decodeItems<Model: Decodable>(_ type: Model.Type, from raw: UnsafeRawBufferPointer) throws -> [Model] {
-        guard let base = raw.baseAddress else { throw corrupted(.truncated) }
-        let decoder = try BinaryPayloadDecoder(reader: ByteReader(base: base, count: raw.count))
-        return try withExtendedLifetime(decoder) {
-            var container = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: 0)
-            guard let count = container.reservableCount else {
-                // Elements under 4 bytes each, or a count claiming more than the bytes
-                // hold: no reservation; a false count fails when the elements run out.
-                var items: [Model] = []
-                while !container.isAtEnd { items.append(try container.decode(Model.self)) }
-                return items
-            }
-            // Built in place: appending to a generic array looks its type up every time.
-            return try [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
-                guard let base = buffer.baseAddress else { return }
-                while initialized < count {
-                    (base + initialized).initialize(to: try container.decode(Model.self))
-                    initialized += 1
-                }
-            }
-        }
-    }
-
     // MARK: - Values
 
-    /// Decodes the value at `offset` as a `T`.
-    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int) throws -> T {
-        if let special = specialTypes.kind(of: ObjectIdentifier(T.self)) {
+    /// Decodes the value at `offset` as a `type` (whose own initialiser runs, a subclass's when
+    /// `type` is a subclass's metatype), entering it through `component` (a key or an index) of
+    /// the container marked `container`; `component` is `nil` for the value being decoded, read
+    /// again through a single value container.
+    ///
+    /// - Throws: ``BinaryValueFailure`` for a value of Foundation's kinds that does not fit
+    ///   (the caller knows where it is); `DecodingError` from the value's own `init(from:)`.
+    func decodeValue<T: Decodable>(
+        _ type: T.Type, at offset: Int, entering component: @autoclosure () -> CodingPathStack.Component?,
+        from container: CodingPathStack.Mark = .root
+    ) throws -> T {
+        if let special = specialTypes.kind(of: ObjectIdentifier(type)) {
             switch special {
-            case .date: return unsafeBitCast(try date(at: offset), to: T.self)
             case .url: return unsafeBitCast(try url(at: offset), to: T.self)
-            case .uuid: return unsafeBitCast(try uuid(at: offset), to: T.self)
-            case .strings: return unsafeBitCast(try strings(at: offset), to: T.self)
             case .data: return unsafeBitCast(try data(at: offset), to: T.self)
             case .decimal: return unsafeBitCast(try decimal(at: offset), to: T.self)
+            case .date:
+                let tag = try tag(at: offset)
+                if tag == BinaryFormat.date { return unsafeBitCast(try dateValue(at: offset), to: T.self) }
+                if tag == BinaryFormat.nil { throw BinaryValueFailure.valueNotFound(Date.self) }
+            // Anything else (a number, or something that is not one) through the type's own
+            // `init(from:)`, as `JSONDecoder` reads it, with its errors.
+            case .uuid:
+                if try tag(at: offset) == BinaryFormat.uuid { return unsafeBitCast(try uuidValue(at: offset), to: T.self) }
+            case .strings:
+                if let strings = try plainStrings(at: offset) { return unsafeBitCast(strings, to: T.self) }
             }
         }
-        try enterLevel()
-        defer { depth -= 1 }
-        let saved = position
-        position = offset
-        defer { position = saved }
-        return try T(from: self)
+        // A value inside the one being decoded counts toward the nesting limit; the same value
+        // again (a single-value wrapper's) does not.
+        let nested = offset != state.pointee.position
+        if nested { try enterLevel() }
+        let saved = state.pointee.position
+        state.pointee.position = offset
+        let entered = component()
+        let left = entered.map { state.pointee.path.enter($0, from: container) }
+        defer {
+            state.pointee.position = saved
+            if let left { state.pointee.path.leave(left) }
+            if nested { state.pointee.depth -= 1 }
+        }
+        return try type.init(from: self)
     }
 
-    /// A decoder for the value at `offset`, for `superDecoder()`: it counts as one level of
-    /// nesting for as long as it exists, since a type may decode its own kind through it, as
-    /// deep as a payload goes, without passing through ``decodeValue(_:at:)``.
-    ///
-    /// - Throws: `DecodingError.dataCorrupted` past ``BinaryFormat/maximumDepth``.
-    func nestedDecoder(at offset: Int) throws -> BinaryNestedDecoder {
-        try enterLevel()
-        return BinaryNestedDecoder(decoder: self, offset: offset)
-    }
-
-    /// Counts one more level of nesting, refusing one past ``BinaryFormat/maximumDepth`` (a
-    /// hostile payload must not exhaust the stack). The caller gives it back.
+    /// Counts one more level of nesting, refusing one past ``BinaryFormat/maximumReadDepth``
+    /// (a hostile payload must not exhaust the stack). The caller gives it back.
     @inline(__always)
-    private func enterLevel() throws {
-        guard depth < BinaryFormat.maximumDepth else { throw Self.corrupted(.malformed("nesting deeper than \(BinaryFormat.maximumDepth)")) }
-        depth += 1
+    func enterLevel() throws {
+        guard state.pointee.depth < BinaryFormat.maximumReadDepth else {
+            throw BinaryDecodingFailure.malformed("nesting deeper than \(BinaryFormat.maximumReadDepth) levels")
+        }
+        state.pointee.depth += 1
     }
 
-    /// Gives back the level a nested decoder counted, when it goes.
-    fileprivate func nestedDecoderEnded() {
-        depth -= 1
+    /// Gives back a level ``enterLevel()`` counted.
+    func leaveLevel() {
+        state.pointee.depth -= 1
     }
 
     @inline(__always)
     func tag(at offset: Int) throws -> UInt8 {
-        guard offset >= 0 && offset < valuesEnd else { throw Self.corrupted(.truncated) }
+        guard offset >= 0 && offset < valuesEnd else {
+            if offset == Self.nilOffset { return BinaryFormat.nil }
+            throw BinaryDecodingFailure.truncated
+        }
         return reader.base.load(fromByteOffset: offset, as: UInt8.self)
     }
 
@@ -222,184 +322,103 @@ final class BinaryPayloadDecoder: Decoder {
     }
 
     func bool(at offset: Int) throws -> Bool {
-        switch try tag(at: offset) {
-        case BinaryFormat.true: return true
-        case BinaryFormat.false: return false
-        default: throw mismatch(Bool.self, at: offset)
-        }
+        let tag = try tag(at: offset)
+        if tag == BinaryFormat.true { return true }
+        if tag == BinaryFormat.false { return false }
+        // `nil` too: `JSONDecoder` reads a `Bool` without checking for `null` first.
+        throw BinaryValueFailure.typeMismatch(Bool.self, found: tag)
     }
 
     @inline(__always)
     func string(at offset: Int) throws -> (String, end: Int) {
-        guard try tag(at: offset) == BinaryFormat.string else { throw mismatch(String.self, at: offset) }
+        let tag = try tag(at: offset)
+        guard tag == BinaryFormat.string else { return try storedAsString(tag, at: offset) }
         return try stringBody(at: offset + 1)
+    }
+
+    /// A value of another kind read as a `String`: what JSON stores as a string (a URL, a
+    /// UUID, `Data` as base64) is one.
+    @inline(never)
+    private func storedAsString(_ tag: UInt8, at offset: Int) throws -> (String, end: Int) {
+        switch tag {
+        case BinaryFormat.url: return try stringBody(at: offset + 1)
+        case BinaryFormat.uuid: return (try uuidValue(at: offset).uuidString, offset + 17)
+        case BinaryFormat.data:
+            let (data, end) = try dataBody(at: offset)
+            return (data.base64EncodedString(), end)
+        case BinaryFormat.nil: throw BinaryValueFailure.valueNotFound(String.self)
+        default: throw BinaryValueFailure.typeMismatch(String.self, found: tag)
+        }
     }
 
     @inline(__always)
     private func stringBody(at offset: Int) throws -> (String, end: Int) {
-        try Self.check {
-            let (length, start) = try reader.length(at: offset, limit: valuesEnd - offset)
-            let bytes = try reader.slice(at: start, length: length)
-            return (try Self.text(bytes), start + length)
-        }
+        let (length, start) = try reader.length(at: offset, limit: valuesEnd - offset)
+        let bytes = try reader.slice(at: start, length: length)
+        guard let text = UTF8Text.string(validating: bytes) else { throw BinaryDecodingFailure.malformed("a string that is not UTF-8") }
+        return (text, start + length)
     }
 
-    /// The text `bytes` spell. Strict: bytes that are not UTF-8 are damage, not text to repair
-    /// quietly.
-    @inline(__always)
-    private static func text(_ bytes: UnsafeRawBufferPointer) throws(BinaryDecodingFailure) -> String {
-        guard let text = UTF8Text.string(validating: bytes) else { throw .malformed("a string that is not UTF-8") }
-        return text
+    /// The date a `date` value holds.
+    private func dateValue(at offset: Int) throws -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed(UInt64.self, at: offset + 1)))
     }
 
-    /// Any integer value, as the widest type of its sign, with where it ends.
-    @inline(__always)
-    func integer<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) throws -> (T, end: Int) {
-        let tag = try tag(at: offset)
-        switch tag {
-        case BinaryFormat.int:
-            let (raw, end) = try Self.check { try reader.varint(at: offset + 1) }
-            guard let value = T(exactly: BinaryFormat.unzigzag(raw)) else { throw Self.outOfRange(T.self) }
-            return (value, end)
-        case BinaryFormat.uint:
-            let (raw, end) = try Self.check { try reader.varint(at: offset + 1) }
-            guard let value = T(exactly: raw) else { throw Self.outOfRange(T.self) }
-            return (value, end)
-        case BinaryFormat.double, BinaryFormat.float:
-            // A property that was a floating-point number: accepted when it is a whole number,
-            // as JSON would.
-            let (double, end) = try floatingPoint(at: offset)
-            guard let value = T(exactly: double) else { throw Self.outOfRange(T.self) }
-            return (value, end)
-        // 128-bit integers, where the standard library has them (see `BinaryPayloadEncoder`);
-        // elsewhere their tag is a type mismatch, as any unexpected tag is.
-        #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-        case BinaryFormat.int128, BinaryFormat.uint128:
-            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw mismatch(T.self, at: offset) }
-            let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
-            let value = tag == BinaryFormat.int128 ? T(exactly: Int128(bitPattern: bits)) : T(exactly: bits)
-            guard let value else { throw Self.outOfRange(T.self) }
-            return (value, offset + 17)
-        #endif
-        default:
-            throw mismatch(T.self, at: offset)
-        }
+    /// The UUID a `uuid` value holds.
+    private func uuidValue(at offset: Int) throws -> UUID {
+        let bytes = try reader.slice(at: offset + 1, length: 16)
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
+        return UUID(uuid: uuid)
     }
 
-    @inline(__always)
-    func floatingPoint(at offset: Int) throws -> (Double, end: Int) {
-        let tag = try tag(at: offset)
-        switch tag {
-        case BinaryFormat.double:
-            let bits = try Self.check { try reader.fixed(UInt64.self, at: offset + 1) }
-            return (Double(bitPattern: bits), offset + 9)
-        case BinaryFormat.float:
-            let bits = try Self.check { try reader.fixed(UInt32.self, at: offset + 1) }
-            return (Double(Float(bitPattern: bits)), offset + 5)
-        case BinaryFormat.int:
-            let (raw, end) = try Self.check { try reader.varint(at: offset + 1) }
-            return (Double(BinaryFormat.unzigzag(raw)), end)
-        case BinaryFormat.uint:
-            let (raw, end) = try Self.check { try reader.varint(at: offset + 1) }
-            return (Double(raw), end)
-        #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-        case BinaryFormat.int128, BinaryFormat.uint128:
-            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { throw mismatch(Double.self, at: offset) }
-            let bits = try Self.check { try reader.fixed(UInt128.self, at: offset + 1) }
-            return (tag == BinaryFormat.int128 ? Double(Int128(bitPattern: bits)) : Double(bits), offset + 17)
-        #endif
-        default:
-            throw mismatch(Double.self, at: offset)
-        }
-    }
-
-    func float(at offset: Int) throws -> (Float, end: Int) {
-        let (double, end) = try floatingPoint(at: offset)
-        let float = Float(double)
-        guard double.isNaN || float.isInfinite == double.isInfinite else { throw Self.outOfRange(Float.self) }
-        return (float, end)
-    }
-
-    func date(at offset: Int) throws -> Date {
-        switch try tag(at: offset) {
-        case BinaryFormat.date:
-            let bits = try Self.check { try reader.fixed(UInt64.self, at: offset + 1) }
-            return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
-        default:
-            // A date written by a custom encoding, as a plain number.
-            return Date(timeIntervalSinceReferenceDate: try floatingPoint(at: offset).0)
-        }
-    }
-
+    /// A URL, as `JSONDecoder` reads one: from its text (a stored URL, or any string).
     func url(at offset: Int) throws -> URL {
-        let tag = try tag(at: offset)
-        guard tag == BinaryFormat.url || tag == BinaryFormat.string else { throw mismatch(URL.self, at: offset) }
-        let (text, _) = try stringBody(at: offset + 1)
-        // `URL(string:)` is the cheapest parse of the text (a strict parse, where available,
-        // costs more), and it is what `JSONDecoder` does.
-        let parsed = URL(string: text)
-        guard let url = parsed else { throw Self.corrupted(.malformed("an invalid URL")) }
+        guard try tag(at: offset) != BinaryFormat.nil else { throw BinaryValueFailure.valueNotFound(URL.self) }
+        // `URL(string:)` is what `JSONDecoder` does, and the cheapest parse of the text.
+        guard let url = URL(string: try string(at: offset).0) else { throw BinaryValueFailure.dataCorrupted("Invalid URL string.") }
         return url
     }
 
-    func uuid(at offset: Int) throws -> UUID {
-        switch try tag(at: offset) {
-        case BinaryFormat.uuid:
-            let bytes = try Self.check { try reader.slice(at: offset + 1, length: 16) }
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
-            return UUID(uuid: uuid)
-        case BinaryFormat.string:
-            guard let uuid = UUID(uuidString: try stringBody(at: offset + 1).0) else { throw Self.corrupted(.malformed("an invalid UUID")) }
-            return uuid
-        default:
-            throw mismatch(UUID.self, at: offset)
+    /// `Data`, as `JSONDecoder` reads it: stored bytes, or base64 text (its own form).
+    func data(at offset: Int) throws -> Data {
+        let tag = try tag(at: offset)
+        if tag == BinaryFormat.data { return try dataBody(at: offset).data }
+        guard tag != BinaryFormat.nil else { throw BinaryValueFailure.valueNotFound(Data.self) }
+        guard let data = Data(base64Encoded: try string(at: offset).0) else {
+            throw BinaryValueFailure.dataCorrupted("Encountered Data is not valid Base64.")
         }
+        return data
     }
 
-    /// An array of strings, decoded here rather than through `Array.init(from:)`, whose
-    /// generic code costs more than the strings themselves.
-    func strings(at offset: Int) throws -> [String] {
+    private func dataBody(at offset: Int) throws -> (data: Data, end: Int) {
+        let (length, start) = try reader.length(at: offset + 1, limit: valuesEnd - offset)
+        return (Data(try reader.slice(at: start, length: length)), start + length)
+    }
+
+    /// An array of plain strings, decoded here rather than through `Array.init(from:)`, whose
+    /// generic code costs more than the strings themselves; `nil` when the value is anything
+    /// else (which `Array.init(from:)` then reads, with its conversions and errors).
+    private func plainStrings(at offset: Int) throws -> [String]? {
+        guard try tag(at: offset) == BinaryFormat.unkeyed else { return nil }
         let body = try unkeyedBody(at: offset)
         var strings: [String] = []
         strings.reserveCapacity(body.count)
         var next = body.start
         for _ in 0..<body.count {
-            let (string, end) = try string(at: next)
-            guard end <= body.end else { throw Self.corrupted(.truncated) }
+            guard try tag(at: next) == BinaryFormat.string else { return nil }
+            let (string, end) = try stringBody(at: next + 1)
+            guard end <= body.end else { throw BinaryDecodingFailure.truncated }
             strings.append(string)
             next = end
         }
         return strings
     }
 
-    func data(at offset: Int) throws -> Data {
-        guard try tag(at: offset) == BinaryFormat.data else { throw mismatch(Data.self, at: offset) }
-        return try Self.check {
-            let (length, start) = try reader.length(at: offset + 1, limit: valuesEnd - offset)
-            return Data(try reader.slice(at: start, length: length))
-        }
-    }
-
-    func decimal(at offset: Int) throws -> Decimal {
-        switch try tag(at: offset) {
-        case BinaryFormat.decimal, BinaryFormat.string:
-            let text = try stringBody(at: offset + 1).0
-            // `Decimal(string:)` refuses the spelling of not-a-number.
-            if text == BinaryFormat.decimalNaN { return .nan }
-            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw Self.corrupted(.malformed("an invalid decimal number"))
-            }
-            return value
-        default:
-            return Decimal(try floatingPoint(at: offset).0)
-        }
-    }
-
     /// Where the value at `offset` ends, whatever it is.
     @inline(__always)
     func end(ofValueAt offset: Int) throws -> Int {
-        try Self.check { try reader.end(ofValueAt: offset, valuesEnd: valuesEnd) }
+        try reader.end(ofValueAt: offset, valuesEnd: valuesEnd)
     }
 
     // MARK: - Keys
@@ -420,6 +439,11 @@ final class BinaryPayloadDecoder: Decoder {
     }
 
     /// The key index of the key called `name` in this payload, or -1 when it has none.
+    ///
+    /// Names compare as Swift strings (canonical equivalence), as the keys of `JSONDecoder`'s
+    /// dictionary do: a name spelled decomposed finds the same name stored precomposed. Few
+    /// names are compared byte for byte first, which finds every name stored as it is asked for
+    /// without making a string.
     func keyIndex(named name: String) -> Int {
         let spans = state.pointee.keySpans
         if spans.count > BinaryFormat.linearKeyLimit {
@@ -436,7 +460,8 @@ final class BinaryPayloadDecoder: Decoder {
             }
             return -1
         }
-        return found ?? spans.firstIndex { keyName($0) == name } ?? -1
+        if let found, found >= 0 { return found }
+        return spans.firstIndex { keyName($0) == name } ?? -1
     }
 
     private func keyName(_ span: KeySpan) -> String {
@@ -445,26 +470,24 @@ final class BinaryPayloadDecoder: Decoder {
 
     func keyName(_ index: Int) throws -> String {
         let spans = state.pointee.keySpans
-        guard index >= 0 && index < spans.count else { throw Self.corrupted(.malformed("a key index \(index) outside the key table")) }
+        guard index >= 0 && index < spans.count else { throw BinaryDecodingFailure.malformed("a key index \(index) outside the key table") }
         return keyName(spans[index])
     }
 
     // MARK: - Containers
 
-    /// The body of the keyed container at `offset`: where its fields start and end.
-    func keyedBody(at offset: Int) throws -> (start: Int, end: Int) {
-        guard try tag(at: offset) == BinaryFormat.keyed else { throw mismatch([String: Int].self, at: offset) }
-        let end = try end(ofValueAt: offset)
-        return (offset + 5, end)
-    }
-
     /// The body of the unkeyed container at `offset`: where its elements start and end, and
     /// how many there are (checked: each element takes at least a byte).
+    ///
+    /// - Throws: ``BinaryValueFailure`` when the value is not an array, as `JSONDecoder` words it.
     func unkeyedBody(at offset: Int) throws -> (start: Int, end: Int, count: Int) {
-        guard try tag(at: offset) == BinaryFormat.unkeyed else { throw mismatch([Int].self, at: offset) }
+        let tag = try tag(at: offset)
+        guard tag == BinaryFormat.unkeyed else {
+            throw tag == BinaryFormat.nil ? BinaryValueFailure.valueNotFound([Any].self) : BinaryValueFailure.typeMismatch([Any].self, found: tag)
+        }
         let end = try end(ofValueAt: offset)
-        let count = Int(try Self.check { try reader.fixed(UInt32.self, at: offset + 5) })
-        guard count <= end - offset - 9 else { throw Self.corrupted(.malformed("\(count) elements in \(end - offset - 9) bytes")) }
+        let count = Int(try reader.fixed(UInt32.self, at: offset + 5))
+        guard count <= end - offset - 9 else { throw BinaryDecodingFailure.malformed("\(count) elements in \(end - offset - 9) bytes") }
         return (offset + 9, end, count)
     }
 
@@ -475,423 +498,64 @@ final class BinaryPayloadDecoder: Decoder {
         guard wanted >= 0 else { return nil }
         let frame = frame(number)
         if frame.next < frame.end {
-            let (index, valueOffset) = try Self.check { try reader.varint(at: frame.next) }
+            let (index, valueOffset) = try reader.varint(at: frame.next)
             if index == UInt64(wanted) { return valueOffset }
         }
         // Out of the order written: scan the container.
         var offset = frame.start
         while offset < frame.end {
-            let (index, valueOffset) = try Self.check { try reader.varint(at: offset) }
+            let (index, valueOffset) = try reader.varint(at: offset)
             if index == UInt64(wanted) { return valueOffset }
             offset = try self.end(ofValueAt: valueOffset)
-            guard offset <= frame.end else { throw Self.corrupted(.truncated) }
+            guard offset <= frame.end else { throw BinaryDecodingFailure.truncated }
         }
         return nil
     }
 
-    /// A keyed container for the keyed value at `offset`, reusing the box of the last one made
-    /// for `Key` when nobody holds it any more (see ``KeyTypeTable``).
+    /// A keyed container for the keyed value at `offset`, with the coding path `path`, reusing
+    /// the box of the last one made for `Key` when nobody holds it any more (see
+    /// ``KeyTypeTable``).
     ///
     /// - Parameter end: set to where the value ends.
-    func keyedContainer<Key: CodingKey>(_ type: Key.Type, at offset: Int, end: inout Int) throws -> KeyedDecodingContainer<Key> {
-        let body = try keyedBody(at: offset)
-        end = body.end
+    /// - Throws: ``BinaryValueFailure`` when the value is not a keyed one.
+    func keyedContainer<Key: CodingKey>(
+        _ type: Key.Type, at offset: Int, path: CodingPathStack.Mark, end: inout Int
+    ) throws -> KeyedDecodingContainer<Key> {
+        let tag = try tag(at: offset)
+        guard tag == BinaryFormat.keyed else {
+            throw tag == BinaryFormat.nil
+                ? BinaryValueFailure.valueNotFound([String: Any].self) : BinaryValueFailure.typeMismatch([String: Any].self, found: tag)
+        }
+        end = try self.end(ofValueAt: offset)
         let entry = state.pointee.keyTypes.entry(for: Key.self)
         return entry.container(
-            for: KeyedFrame(start: body.start, end: body.end, next: body.start, indexes: entry.indexes), in: &state.pointee.frames,
-            reusingBoxes: reusesBoxes
+            for: KeyedFrame(start: offset + 5, end: end, next: offset + 5, indexes: entry.indexes, path: path),
+            in: &state.pointee.frames, reusingBoxes: state.pointee.reusesBoxes
         ) { number in
-            KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
+            KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(decoder: self, frame: number))
         }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         var end = 0
-        return try keyedContainer(Key.self, at: position, end: &end)
+        do {
+            return try keyedContainer(Key.self, at: position, path: currentMark, end: &end)
+        } catch let failure as BinaryValueFailure {
+            throw failure.error(at: codingPath)
+        }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try BinaryUnkeyedDecodingContainer(decoder: self, at: position)
-    }
-
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecodingContainer(core: Unmanaged.passUnretained(self), offset: position)
-    }
-
-    // MARK: - Errors
-
-    /// Runs a read of the payload, turning a ``BinaryDecodingFailure`` into a `DecodingError`.
-    @inline(__always)
-    static func check<Result>(_ body: () throws -> Result) throws -> Result {
         do {
-            return try body()
-        } catch let failure as BinaryDecodingFailure {
-            throw corrupted(failure)
+            return try BinaryUnkeyedDecodingContainer(decoder: self, at: position, path: currentMark)
+        } catch let failure as BinaryValueFailure {
+            throw failure.error(at: codingPath)
         }
     }
 
-    static func corrupted(_ failure: BinaryDecodingFailure) -> DecodingError {
-        .dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: failure.description))
-    }
-
-    /// The error for a value at `offset` that is not a `type`, naming what is stored there
-    /// ("expected Double, found String"): what a developer needs to see which model change
-    /// broke decoding.
-    func mismatch(_ type: Any.Type, at offset: Int) -> DecodingError {
-        let found = (try? tag(at: offset)).map(BinaryFormat.typeName(ofTag:)) ?? "nothing"
-        return .typeMismatch(type, DecodingError.Context(codingPath: [], debugDescription: "expected \(type), found \(found)"))
-    }
-
-    static func outOfRange(_ type: Any.Type) -> DecodingError {
-        .dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "The stored number does not fit in \(type)."))
-    }
-}
-
-/// A keyed container: the decoder, unmanaged, and the number of its frame there.
-struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let core: Unmanaged<BinaryPayloadDecoder>
-    let frame: Int
-
-    var codingPath: [any CodingKey] { [] }
-
-    var allKeys: [Key] {
-        let decoder = core.takeUnretainedValue()
-        let (start, end) = (decoder.frame(frame).start, decoder.frame(frame).end)
-        var keys: [Key] = []
-        var offset = start
-        while offset < end {
-            guard let (index, valueOffset) = try? decoder.reader.varint(at: offset),
-                let name = try? decoder.keyName(Int(clamping: index)), let next = try? decoder.end(ofValueAt: valueOffset)
-            else { break }
-            if let key = Key(stringValue: name) { keys.append(key) }
-            offset = next
-        }
-        return keys
-    }
-
-    /// Where the value for `key` starts, or `nil` when the container has no such field.
-    @inline(__always)
-    private func find(_ key: Key, in decoder: BinaryPayloadDecoder) throws -> Int? {
-        try decoder.field(decoder.keyIndex(key, decoder.frame(frame).indexes), frame: frame)
-    }
-
-    private func notFound(_ key: Key) -> DecodingError {
-        .keyNotFound(key, DecodingError.Context(codingPath: [], debugDescription: "No value for \(key.stringValue)."))
-    }
-
-    /// Reads the field for `key` with `read`, which returns the value and where it ends, and
-    /// moves the container past it. The decoder is borrowed, not retained: its owner keeps it.
-    @inline(__always)
-    private func field<Value>(_ key: Key, _ read: (BinaryPayloadDecoder, Int) throws -> (Value, Int)) throws -> Value {
-        try core._withUnsafeGuaranteedRef { decoder in
-            guard let offset = try find(key, in: decoder) else { throw notFound(key) }
-            do {
-                let (value, end) = try read(decoder, offset)
-                decoder.setNext(frame, to: end)
-                return value
-            } catch let error as DecodingError {
-                throw error.under(key)
-            }
-        }
-    }
-
-    /// Like ``field(_:_:)``, with `nil` for a missing field or a stored `nil`, in one look-up
-    /// (the default implementation of `decodeIfPresent` takes three).
-    @inline(__always)
-    private func optionalField<Value>(_ key: Key, _ read: (BinaryPayloadDecoder, Int) throws -> (Value, Int)) throws -> Value? {
-        try core._withUnsafeGuaranteedRef { decoder in
-            guard let offset = try find(key, in: decoder) else { return nil }
-            do {
-                if try decoder.isNil(at: offset) {
-                    decoder.setNext(frame, to: offset + 1)
-                    return nil
-                }
-                let (value, end) = try read(decoder, offset)
-                decoder.setNext(frame, to: end)
-                return value
-            } catch let error as DecodingError {
-                throw error.under(key)
-            }
-        }
-    }
-
-    func contains(_ key: Key) -> Bool {
-        core._withUnsafeGuaranteedRef { decoder in (try? find(key, in: decoder)) != nil }
-    }
-
-    func decodeNil(forKey key: Key) throws -> Bool {
-        try core._withUnsafeGuaranteedRef { decoder in
-            guard let offset = try find(key, in: decoder) else { throw notFound(key) }
-            return try decoder.isNil(at: offset)
-        }
-    }
-
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try field(key) { (try $0.bool(at: $1), $1 + 1) } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try field(key) { try $0.string(at: $1) } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try field(key) { try $0.floatingPoint(at: $1) } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try field(key) { try $0.float(at: $1) } }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try field(key) { try $0.integer(Int.self, at: $1) } }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try field(key) { try $0.integer(Int8.self, at: $1) } }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try field(key) { try $0.integer(Int16.self, at: $1) } }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try field(key) { try $0.integer(Int32.self, at: $1) } }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try field(key) { try $0.integer(Int64.self, at: $1) } }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try field(key) { try $0.integer(UInt.self, at: $1) } }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try field(key) { try $0.integer(UInt8.self, at: $1) } }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try field(key) { try $0.integer(UInt16.self, at: $1) } }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try field(key) { try $0.integer(UInt32.self, at: $1) } }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try field(key) { try $0.integer(UInt64.self, at: $1) } }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try field(key) { try $0.integer(Int128.self, at: $1) } }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try field(key) { try $0.integer(UInt128.self, at: $1) } }
-    #endif
-
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try field(key) { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
-    }
-
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalField(key) { (try $0.bool(at: $1), $1 + 1) } }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalField(key) { try $0.string(at: $1) } }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalField(key) { try $0.floatingPoint(at: $1) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalField(key) { try $0.float(at: $1) } }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalField(key) { try $0.integer(Int.self, at: $1) } }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalField(key) { try $0.integer(Int8.self, at: $1) } }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optionalField(key) { try $0.integer(Int16.self, at: $1) } }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalField(key) { try $0.integer(Int32.self, at: $1) } }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalField(key) { try $0.integer(Int64.self, at: $1) } }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optionalField(key) { try $0.integer(UInt.self, at: $1) } }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optionalField(key) { try $0.integer(UInt8.self, at: $1) } }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalField(key) { try $0.integer(UInt16.self, at: $1) } }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalField(key) { try $0.integer(UInt32.self, at: $1) } }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalField(key) { try $0.integer(UInt64.self, at: $1) } }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try optionalField(key) { try $0.integer(Int128.self, at: $1) } }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try optionalField(key) { try $0.integer(UInt128.self, at: $1) } }
-    #endif
-
-    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try optionalField(key) { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
-    }
-
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try field(key) { decoder, offset in
-            var end = 0
-            let nested = try decoder.keyedContainer(NestedKey.self, at: offset, end: &end)
-            return (nested, end)
-        }
-    }
-
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try field(key) { decoder, offset in
-            let nested = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: offset)
-            return (nested, nested.end)
-        }
-    }
-
-    func superDecoder() throws -> any Decoder {
-        try superDecoder(named: "super")
-    }
-
-    func superDecoder(forKey key: Key) throws -> any Decoder {
-        try superDecoder(named: key.stringValue)
-    }
-
-    private func superDecoder(named name: String) throws -> any Decoder {
-        let decoder = core.takeUnretainedValue()
-        guard let offset = try decoder.field(decoder.keyIndex(AnyKey(stringValue: name), nil), frame: frame) else {
-            // A missing key decodes as nil, as `JSONDecoder` has it: a type reading an
-            // optional this way reads an archive written before the key existed.
-            return BinaryNilDecoder()
-        }
-        return try decoder.nestedDecoder(at: offset)
-    }
-}
-
-/// An unkeyed container; small enough (three words, payloads being under 4 GiB) to live
-/// inside the `any UnkeyedDecodingContainer` it is returned as, with no box allocated.
-struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
-    let core: Unmanaged<BinaryPayloadDecoder>
-    private let storedEnd: UInt32
-    private let total: UInt32
-    private var storedOffset: UInt32
-    private var index: UInt32 = 0
-
-    init(decoder: BinaryPayloadDecoder, at position: Int) throws {
-        let body = try decoder.unkeyedBody(at: position)
-        core = Unmanaged.passUnretained(decoder)
-        storedOffset = UInt32(truncatingIfNeeded: body.start)
-        storedEnd = UInt32(truncatingIfNeeded: body.end)
-        total = UInt32(truncatingIfNeeded: body.count)
-    }
-
-    var end: Int { Int(storedEnd) }
-    private var offset: Int { Int(storedOffset) }
-    var currentIndex: Int { Int(index) }
-
-    var codingPath: [any CodingKey] { [] }
-
-    /// The element count, as `JSONDecoder` gives it: always known (types check it, such as a
-    /// pair decoded from a two-element array). The format stores it, checked against the bytes:
-    /// each element takes at least one.
-    var count: Int? { Int(total) }
-
-    /// The elements left, when the bytes left hold at least 4 for each: how many a decode may
-    /// reserve storage for at once, keeping the reservation a small multiple of the payload's
-    /// size; `nil` for more.
-    var reservableCount: Int? { Int(total - index) <= (end - offset) / 4 ? Int(total - index) : nil }
-
-    var isAtEnd: Bool { index >= total }
-
-    @inline(__always)
-    private mutating func next() throws -> (BinaryPayloadDecoder, Int) {
-        guard index < total, offset < end else {
-            throw DecodingError.valueNotFound(Any.self, DecodingError.Context(codingPath: [], debugDescription: "The array has no more elements."))
-        }
-        return (core.takeUnretainedValue(), offset)
-    }
-
-    /// Reads the next element with `read`, which returns the value and where it ends. The
-    /// decoder is borrowed, not retained.
-    @inline(__always)
-    private mutating func element<Value>(_ read: (BinaryPayloadDecoder, Int) throws -> (Value, Int)) throws -> Value {
-        guard index < total, offset < end else {
-            throw DecodingError.valueNotFound(Any.self, DecodingError.Context(codingPath: [], debugDescription: "The array has no more elements."))
-        }
-        let offset = offset
-        do {
-            let (value, next) = try core._withUnsafeGuaranteedRef { try read($0, offset) }
-            try advance(to: next)
-            return value
-        } catch let error as DecodingError {
-            throw error.under(IndexKey(currentIndex))
-        }
-    }
-
-    @inline(__always)
-    private mutating func advance(to next: Int) throws {
-        guard next <= end else { throw BinaryPayloadDecoder.corrupted(.truncated) }
-        storedOffset = UInt32(truncatingIfNeeded: next)
-        index += 1
-    }
-
-    mutating func decodeNil() throws -> Bool {
-        let (decoder, offset) = try next()
-        guard try decoder.isNil(at: offset) else { return false }
-        try advance(to: offset + 1)
-        return true
-    }
-
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try element { (try $0.bool(at: $1), $1 + 1) } }
-    mutating func decode(_ type: String.Type) throws -> String { try element { try $0.string(at: $1) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { try element { try $0.floatingPoint(at: $1) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { try element { try $0.float(at: $1) } }
-    mutating func decode(_ type: Int.Type) throws -> Int { try element { try $0.integer(Int.self, at: $1) } }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try element { try $0.integer(Int8.self, at: $1) } }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try element { try $0.integer(Int16.self, at: $1) } }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try element { try $0.integer(Int32.self, at: $1) } }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try element { try $0.integer(Int64.self, at: $1) } }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try element { try $0.integer(UInt.self, at: $1) } }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try element { try $0.integer(UInt8.self, at: $1) } }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try element { try $0.integer(UInt16.self, at: $1) } }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try element { try $0.integer(UInt32.self, at: $1) } }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try element { try $0.integer(UInt64.self, at: $1) } }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func decode(_ type: Int128.Type) throws -> Int128 { try element { try $0.integer(Int128.self, at: $1) } }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try element { try $0.integer(UInt128.self, at: $1) } }
-    #endif
-
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try element { decoder, offset in (try decoder.decodeValue(T.self, at: offset), try decoder.end(ofValueAt: offset)) }
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let (decoder, offset) = try next()
-        var end = 0
-        let nested = try decoder.keyedContainer(NestedKey.self, at: offset, end: &end)
-        try advance(to: end)
-        return nested
-    }
-
-    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (decoder, offset) = try next()
-        let nested = try BinaryUnkeyedDecodingContainer(decoder: decoder, at: offset)
-        try advance(to: nested.end)
-        return nested
-    }
-
-    mutating func superDecoder() throws -> any Decoder {
-        let (decoder, offset) = try next()
-        try advance(to: try decoder.end(ofValueAt: offset))
-        return try decoder.nestedDecoder(at: offset)
-    }
-}
-
-struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
-    let core: Unmanaged<BinaryPayloadDecoder>
-    let offset: Int
-
-    var codingPath: [any CodingKey] { [] }
-
-    private var decoder: BinaryPayloadDecoder { core.takeUnretainedValue() }
-
-    func decodeNil() -> Bool { (try? decoder.isNil(at: offset)) ?? false }
-    func decode(_ type: Bool.Type) throws -> Bool { try decoder.bool(at: offset) }
-    func decode(_ type: String.Type) throws -> String { try decoder.string(at: offset).0 }
-    func decode(_ type: Double.Type) throws -> Double { try decoder.floatingPoint(at: offset).0 }
-    func decode(_ type: Float.Type) throws -> Float { try decoder.float(at: offset).0 }
-    func decode(_ type: Int.Type) throws -> Int { try decoder.integer(Int.self, at: offset).0 }
-    func decode(_ type: Int8.Type) throws -> Int8 { try decoder.integer(Int8.self, at: offset).0 }
-    func decode(_ type: Int16.Type) throws -> Int16 { try decoder.integer(Int16.self, at: offset).0 }
-    func decode(_ type: Int32.Type) throws -> Int32 { try decoder.integer(Int32.self, at: offset).0 }
-    func decode(_ type: Int64.Type) throws -> Int64 { try decoder.integer(Int64.self, at: offset).0 }
-    func decode(_ type: UInt.Type) throws -> UInt { try decoder.integer(UInt.self, at: offset).0 }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try decoder.integer(UInt8.self, at: offset).0 }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.integer(UInt16.self, at: offset).0 }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(UInt32.self, at: offset).0 }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(UInt64.self, at: offset).0 }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: Int128.Type) throws -> Int128 { try decoder.integer(Int128.self, at: offset).0 }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: UInt128.Type) throws -> UInt128 { try decoder.integer(UInt128.self, at: offset).0 }
-    #endif
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(T.self, at: offset) }
-}
-
-/// The decoder `superDecoder()` hands out: it decodes the value at one offset.
-final class BinaryNestedDecoder: Decoder {
-    /// Retained, so that the nesting level this decoder counts can be given back whenever it
-    /// goes (see ``BinaryPayloadDecoder/nestedDecoder(at:)``).
-    let decoder: BinaryPayloadDecoder
-    let offset: Int
-
-    fileprivate init(decoder: BinaryPayloadDecoder, offset: Int) {
-        self.decoder = decoder
-        self.offset = offset
-    }
-
-    deinit {
-        decoder.nestedDecoderEnded()
-    }
-
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        var end = 0
-        return try decoder.keyedContainer(Key.self, at: offset, end: &end)
-    }
-
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try BinaryUnkeyedDecodingContainer(decoder: decoder, at: offset)
-    }
-
+    /// A container over the value being decoded *when it is used*, as `JSONDecoder`'s (the
+    /// decoder itself) is: kept past `init(from:)`, it reads where decoding is then.
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecodingContainer(core: Unmanaged.passUnretained(decoder), offset: offset)
+        BinarySingleValueDecodingContainer(decoder: self, nested: nil)
     }
 }

@@ -1,20 +1,42 @@
 import Foundation
 
 /// Encodes an `Encodable` value into the binary format (``BinaryFormat``), streaming into one
-/// buffer, and estimates the memory the value takes once decoded.
+/// buffer, so that the binary decoder gives back what `JSONDecoder` gives for what
+/// `JSONEncoder` writes of the same value; and estimates the memory the value takes decoded.
 ///
-/// One encoder object per call does all the work: containers are small structs holding an
-/// unmanaged reference to it and the number of their state there (no intermediate tree, and a
-/// keyed container's box is reused from item to item, see ``KeyTypeTable``), each key's name
-/// is written once into the key table, and a synthesized `CodingKeys` enum (a one-byte value)
-/// finds its key index through a per-type table indexed by that byte instead of hashing its
-/// name per field.
+/// One encoder object per call does all the work: containers are small structs holding the
+/// encoder and the number of their state there (no intermediate tree, and a keyed container's
+/// box is reused from item to item, see ``KeyTypeTable``), each key's name is written once into
+/// the key table, and a synthesized `CodingKeys` enum (a one-byte value) finds its key index
+/// through a per-type table indexed by that byte instead of hashing its name per field.
 ///
-/// Streaming asks that a container be written to only while it is the innermost one still
-/// open, which is what synthesized and ordinary hand-written `encode(to:)` do. Writing to a
-/// container after one nested in it was closed (interleaving) throws
-/// ``BinaryEncodingUnsupported``, and the cache falls back to JSON for that collection.
+/// `JSONEncoder` builds a tree and writes it last, so a container can be written to in any
+/// order and asked for again; a stream follows what synthesized and ordinary hand-written
+/// `encode(to:)` do, and more:
+/// - a container asked for again at the same value, or a nested container asked for again
+///   under the same key, is the same container (JSON merges them), reopened when it was the
+///   last thing written;
+/// - a key written twice keeps its last value, as in JSON;
+/// - a write that throws leaves no trace (JSON only stores a value once it encoded), so a
+///   `try?` around a field that failed half-way skips the field;
+/// - a super encoder's value goes where JSON puts it (at the key, or at the index the super
+///   encoder was asked for at), `{}` when it encoded nothing;
+/// - `Float` and `Double` that are not finite are refused with JSON's error, at JSON's path.
+///
+/// What a stream cannot follow (writing to a container after one nested in it was closed, a
+/// super encoder's value that must go before elements written since) throws
+/// ``BinaryEncodingUnsupported``, and the cache writes that collection as JSON, which is what
+/// JSON gives by construction. What would trap in `JSONEncoder` (a single value encoded twice,
+/// a keyed container where an unkeyed one is) throws an `EncodingError` instead.
 final class BinaryPayloadEncoder: Encoder {
+    /// The value whose `encode(to:)` runs: where it starts, and whether a single value
+    /// container encoded it (JSON traps on a second; a container asked for after one that is
+    /// keyed or unkeyed merges with it).
+    struct ValueSlot {
+        var start: Int
+        var single = false
+    }
+
     /// The encoder's mutable state, in memory it allocates: reached through a pointer, it needs
     /// no dynamic exclusivity checks, which stored properties of a class would pay on every
     /// field (they were a third of the encoding time).
@@ -31,21 +53,32 @@ final class BinaryPayloadEncoder: Encoder {
         /// The containers still open, innermost last.
         var open: [OpenContainer] = []
         var nextContainerID: UInt32 = 0
-        /// Where the value whose `encode(to:)` is running starts (its first container goes there).
-        var valueStart = -1
+        /// The value whose `encode(to:)` is running.
+        var value = ValueSlot(start: -1)
         /// An estimate of the bytes the encoded value takes in memory once decoded.
         var decodedSize = 0
-        /// The innermost open container's id (0: none), checked before every write.
+        /// The innermost open container's id (0: none; `.max` once nothing may be written),
+        /// checked before every write.
         var topID: UInt32 = 0
-        /// How many values' `encode(to:)` are running, one inside the other (super encoders
-        /// in use count too).
-        var depth = 0
-        /// Whether a super encoder went past ``BinaryFormat/maximumDepth``: every write to a
-        /// container throws from then on (``topID`` stays an id no container has).
-        var tooDeep = false
+        var path = CodingPathStack()
+        /// Where containers nested deeper than JSON writes were opened (-1: none): the
+        /// encoding then fails as JSON's does, unless a write that throws takes them back.
+        var tooDeepAt = -1
         /// Why the value cannot be streamed, when a method that cannot throw found out: the
         /// encoding then fails (at the latest in ``finish()``) and the cache writes JSON.
         var unsupported: String?
+        /// What `JSONEncoder` would have trapped on: the encoding fails with this error.
+        var invalid: EncodingError?
+        /// Whether nothing may be written any more: ``invalid`` is set, or the encoding ended.
+        /// Read on every container change, where testing an optional error (an enum of
+        /// existentials) would cost a call.
+        var failed = false
+        /// How many writes that threw were taken back (a super encoder that claimed its place
+        /// before one cannot trust it).
+        var rollbacks = 0
+        /// Whether keyed containers' boxes are kept for reuse: until the encoding ends (a box
+        /// holds the encoder, so one kept after would keep it alive for ever).
+        var reusesBoxes = KeyTypeTable.boxesAreReusable
         /// By key index, the id of the container that last wrote a field with that key: a
         /// key written twice in one container is seen at once, whatever the container's size.
         var lastWriters: [UInt32] = []
@@ -53,14 +86,30 @@ final class BinaryPayloadEncoder: Encoder {
 
     private let state: UnsafeMutablePointer<State>
     private let specialTypes = BinaryFormat.SpecialTypes.shared
-    private let reusesBoxes = KeyTypeTable.boxesAreReusable
 
-    /// A keyed container's state: where it is among the open containers, its id, and its key
-    /// type's index table.
+    /// A keyed container's state: where it is among the open containers, its id, its key
+    /// type's index table and its coding path.
     struct KeyedFrame {
         var depth: Int
         var id: UInt32
         var indexes: UnsafeMutablePointer<Int32>?
+        var path: CodingPathStack.Mark
+    }
+
+    struct OpenContainer {
+        var tagOffset: Int
+        var isUnkeyed: Bool
+        var id: UInt32
+        var count: UInt32 = 0
+        /// Whether a key came twice (see ``dropRepeatedKeys(ofBodyAt:)``).
+        var repeatsKey = false
+    }
+
+    /// Where the bytes stood before a write that may throw, to take it back.
+    struct WritePoint {
+        let count: Int
+        let openCount: Int
+        let decodedSize: Int
     }
 
     var writer: ByteWriter {
@@ -73,24 +122,9 @@ final class BinaryPayloadEncoder: Encoder {
         _modify { yield &state.pointee.keyNames }
     }
 
-    private var keyIndexes: [String: Int] {
-        _read { yield state.pointee.keyIndexes }
-        _modify { yield &state.pointee.keyIndexes }
-    }
-
     private var open: [OpenContainer] {
         _read { yield state.pointee.open }
         _modify { yield &state.pointee.open }
-    }
-
-    private var nextContainerID: UInt32 {
-        get { state.pointee.nextContainerID }
-        set { state.pointee.nextContainerID = newValue }
-    }
-
-    private var valueStart: Int {
-        get { state.pointee.valueStart }
-        set { state.pointee.valueStart = newValue }
     }
 
     /// An estimate of the bytes the encoded value takes in memory once decoded.
@@ -99,16 +133,7 @@ final class BinaryPayloadEncoder: Encoder {
         set { state.pointee.decodedSize = newValue }
     }
 
-    struct OpenContainer {
-        var tagOffset: Int
-        var isUnkeyed: Bool
-        var id: UInt32
-        var count: UInt32 = 0
-        /// Whether a key came twice (see ``dropRepeatedKeys(ofBodyAt:)``).
-        var repeatsKey = false
-    }
-
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { state.pointee.path.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(capacityHint: Int) {
@@ -124,15 +149,26 @@ final class BinaryPayloadEncoder: Encoder {
         state.deallocate()
     }
 
+    // MARK: - Encoding a value
+
     /// The payload for `value`, and an estimate of its decoded size in bytes.
     ///
-    /// - Throws: what `value.encode(to:)` throws; ``BinaryEncodingUnsupported`` for
-    ///   interleaved containers or a container over 4 GiB.
+    /// - Throws: what `value.encode(to:)` throws; `EncodingError.invalidValue` where
+    ///   `JSONEncoder` throws one (a number that is not finite, a top-level value that encodes
+    ///   nothing, nesting deeper than JSON writes) or would trap; ``BinaryEncodingUnsupported``
+    ///   for what a stream cannot follow.
     static func encode<T: Encodable>(_ value: T, capacityHint: Int = 4096) throws -> (payload: Data, decodedSize: Int) {
-        let encoder = BinaryPayloadEncoder(capacityHint: capacityHint)
-        try encoder.encodeValue(value)
-        encoder.decodedSize += MemoryLayout<T>.stride
-        return try encoder.finish()
+        try encoding(capacityHint: capacityHint) { encoder in
+            if encoder.specialTypes.kind(of: ObjectIdentifier(T.self)) == nil {
+                try encoder.encodeThroughCodable(value, entering: nil, from: .root, emptyAsObject: false)
+            } else {
+                try encoder.encodeValue(value, entering: nil)
+            }
+            if encoder.writer.count == 0 {
+                throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
+            }
+            encoder.decodedSize += MemoryLayout<T>.stride
+        }
     }
 
     /// The payload for `items`, the same bytes as ``encode(_:capacityHint:)`` of the array,
@@ -140,48 +176,83 @@ final class BinaryPayloadEncoder: Encoder {
     ///
     /// - Throws: as ``encode(_:capacityHint:)``.
     static func encodeItems<Model: Encodable>(_ items: [Model], capacityHint: Int) throws -> (payload: Data, decodedSize: Int) {
-        let encoder = BinaryPayloadEncoder(capacityHint: capacityHint)
-        // Written here rather than through `Array.encode(to:)`, which reaches each item
-        // through an existential container and a copy of it.
-        let (depth, _) = encoder.openContainer(unkeyed: true)
-        try items.withUnsafeBufferPointer { buffer in
-            // Each item borrowed in place (a `for` loop copies each, retaining its fields).
-            guard let base = buffer.baseAddress else { return }
-            for index in 0..<buffer.count { try encoder.encodeValue((base + index).pointee) }
+        try encoding(capacityHint: capacityHint) { encoder in
+            // Written here rather than through `Array.encode(to:)`, which reaches each item
+            // through an existential container and a copy of it.
+            let (depth, _) = encoder.openContainer(unkeyed: true)
+            try items.withUnsafeBufferPointer { buffer in
+                // Each item borrowed in place (a `for` loop copies each, retaining its fields).
+                guard let base = buffer.baseAddress else { return }
+                for index in 0..<buffer.count { try encoder.encodeValue((base + index).pointee, entering: .index(index)) }
+            }
+            guard items.count <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "more than 4 billion items") }
+            encoder.open[depth].count = UInt32(items.count)
+            try encoder.close(downTo: depth)
+            encoder.decodedSize += items.count * MemoryLayout<Model>.stride + MemoryLayout<[Model]>.stride
         }
-        guard items.count <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "more than 4 billion items") }
-        encoder.open[depth].count = UInt32(items.count)
-        try encoder.close(downTo: depth)
-        encoder.decodedSize += items.count * MemoryLayout<Model>.stride + MemoryLayout<[Model]>.stride
-        return try encoder.finish()
     }
 
-    /// Appends the key table and its offset, and hands the payload over.
-    private func finish() throws -> (payload: Data, decodedSize: Int) {
-        // Too deep through super encoders, or containers used in a way a stream cannot follow,
-        // even if no write came after to say so.
-        if state.pointee.tooDeep { throw Self.nestedTooDeep(()) }
-        if let reason = state.pointee.unsupported { throw BinaryEncodingUnsupported(reason: reason) }
-        let tableOffset = writer.count
+    /// Runs an encoding, then appends the key table and hands the payload over.
+    private static func encoding(capacityHint: Int, _ body: (BinaryPayloadEncoder) throws -> Void) throws -> (payload: Data, decodedSize: Int) {
+        var encoder = BinaryPayloadEncoder(capacityHint: capacityHint)
+        defer { encoder.finishEncoding() }
+        try body(encoder)
+        try encoder.checkStreamed()
+        let tableOffset = encoder.writer.count
         guard tableOffset <= Int(UInt32.max) else { throw BinaryEncodingUnsupported(reason: "a payload over 4 GiB") }
-        writer.varint(UInt64(keyNames.count))
-        for name in keyNames { writer.string(name) }
-        writer.fixed(UInt32(tableOffset))
-        return (writer.takeData(), decodedSize)
+        encoder.writer.varint(UInt64(encoder.keyNames.count))
+        for name in encoder.keyNames { encoder.writer.string(name) }
+        encoder.writer.fixed(UInt32(tableOffset))
+        encoder.state.pointee.reusesBoxes = false
+        encoder.state.pointee.keyTypes.releaseBoxes()
+        // A container or a super encoder kept past `encode(to:)` may still be written to: the
+        // payload is then a copy, and what is written later goes nowhere (as in JSON, whose
+        // tree was written already).
+        let payload = isKnownUniquelyReferenced(&encoder) ? encoder.writer.takeData() : Data(bytes: encoder.writer.base, count: encoder.writer.count)
+        return (payload, encoder.decodedSize)
+    }
+
+    /// Fails the encoding for what was found along the way: a trap JSON would have hit, nesting
+    /// deeper than JSON writes, or what a stream cannot follow.
+    private func checkStreamed() throws {
+        if state.pointee.failed { throw failure }
+        if state.pointee.tooDeepAt >= 0 {
+            throw EncodingError.invalidValue((), EncodingError.Context(
+                codingPath: [],
+                debugDescription: "The value nests containers more than \(BinaryFormat.maximumWrittenDepth) levels deep, deeper than JSON writes."))
+        }
+        if let reason = state.pointee.unsupported { throw BinaryEncodingUnsupported(reason: reason) }
+    }
+
+    /// Ends the encoding: keyed containers' boxes are no longer kept, and nothing more is
+    /// written (a container kept past `encode(to:)` throws when used).
+    private func finishEncoding() {
+        state.pointee.reusesBoxes = false
+        state.pointee.keyTypes.releaseBoxes()
+        state.pointee.open.removeAll()
+        state.pointee.failed = true
+        state.pointee.topID = .max
     }
 
     // MARK: - Values
 
-    /// Encodes one value at the current position: the special Foundation types by their own
-    /// tags, anything else through its `encode(to:)`.
-    func encodeValue<T: Encodable>(_ value: T) throws {
+    /// Encodes one value at the current position, entered through `component` (a key or an
+    /// index; `nil` for the value being encoded, through a single value container): the
+    /// special Foundation types by their own tags, anything else through its `encode(to:)`.
+    func encodeValue<T: Encodable>(
+        _ value: T, entering component: @autoclosure () -> CodingPathStack.Component?, from container: CodingPathStack.Mark = .root
+    ) throws {
         guard let special = specialTypes.kind(of: ObjectIdentifier(T.self)) else {
-            try encodeThroughCodable(value)
+            try encodeThroughCodable(value, entering: component(), from: container)
             return
         }
         switch special {
         case .date:
-            writeDate(unsafeBitCast(value, to: Date.self))
+            let seconds = unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate
+            // A date is a number in JSON, so one that is not finite is refused as one.
+            guard seconds.isFinite else { throw Self.notFinite(seconds, at: codingPath(entering: component(), from: container)) }
+            writer.byte(BinaryFormat.date)
+            writer.fixed(seconds.bitPattern)
         case .url:
             writeURL(unsafeBitCast(value, to: URL.self))
         case .uuid:
@@ -200,61 +271,48 @@ final class BinaryPayloadEncoder: Encoder {
         case .data:
             writeData(unsafeBitCast(value, to: Data.self))
         case .decimal:
-            writer.byte(BinaryFormat.decimal)
             let decimal = unsafeBitCast(value, to: Decimal.self)
-            writeStringBody(decimal.isNaN ? BinaryFormat.decimalNaN : decimal.description)
+            // JSON writes `NaN`, which no JSON parse reads back: that value is left to JSON.
+            guard !decimal.isNaN else { throw BinaryEncodingUnsupported(reason: "a Decimal that is not a number") }
+            writer.byte(BinaryFormat.decimal)
+            writeStringBody(decimal.description)
         }
     }
 
-    static func nestedTooDeep(_ value: Any) -> EncodingError {
-        EncodingError.invalidValue(value, EncodingError.Context(
-            codingPath: [],
-            debugDescription: "The value nests more than \(BinaryFormat.maximumDepth) levels deep, deeper than the cache reads back."))
+    /// The coding path of a value entered through `component` of the container marked `container`.
+    private func codingPath(entering component: CodingPathStack.Component?, from container: CodingPathStack.Mark) -> [any CodingKey] {
+        guard let component else { return codingPath }
+        return state.pointee.path.path(container, appending: component)
     }
 
-    /// Counts a super encoder in use as a level of nesting: a type may encode its own kind
-    /// through `superEncoder(forKey:)`, as deep as its data goes, without passing through
-    /// ``encodeValue(_:)``. Past ``BinaryFormat/maximumDepth`` nothing can throw at once
-    /// (`superEncoder` and `container(keyedBy:)` do not throw), so every container write
-    /// throws from then on, which ends the recursion at its next field.
-    func enterSuperEncoder() {
-        state.pointee.depth += 1
-        if state.pointee.depth > BinaryFormat.maximumDepth {
-            state.pointee.tooDeep = true
-            state.pointee.topID = .max
-        }
-    }
-
-    /// Gives back the level ``enterSuperEncoder()`` counted.
-    func leaveSuperEncoder() {
-        state.pointee.depth -= 1
-    }
-
-    /// The id writes are checked against (see ``State/topID``).
-    private func top(_ id: UInt32) -> UInt32 {
-        state.pointee.tooDeep ? .max : id
-    }
-
-    /// Encodes a value through its own `encode(to:)`, closing what it opened.
-    private func encodeThroughCodable<T: Encodable>(_ value: T) throws {
-        // Nested as deep as the decoder reads back and no deeper: a payload past it could
-        // never be read, and a value nested without end (a long linked list) would exhaust
-        // the stack before it ended.
-        state.pointee.depth += 1
-        defer { state.pointee.depth -= 1 }
-        guard state.pointee.depth <= BinaryFormat.maximumDepth else { throw Self.nestedTooDeep(value) }
+    /// Encodes a value through its own `encode(to:)`, closing what it opened; with
+    /// `emptyAsObject`, a value that encodes nothing is `{}`, as JSON writes it in a container.
+    private func encodeThroughCodable<T: Encodable>(
+        _ value: T, entering component: CodingPathStack.Component?, from container: CodingPathStack.Mark, emptyAsObject: Bool = true
+    ) throws {
+        // Past the depth JSON writes, nothing more is encoded: the encoding fails at its end.
+        guard state.pointee.tooDeepAt < 0 else { return }
         let depth = open.count
         let start = writer.count
-        let savedStart = valueStart
-        valueStart = start
-        defer { valueStart = savedStart }
+        let saved = state.pointee.value
+        state.pointee.value = ValueSlot(start: start)
+        let left = component.map { state.pointee.path.enter($0, from: container) }
+        defer {
+            state.pointee.value = saved
+            if let left { state.pointee.path.leave(left) }
+        }
         try value.encode(to: self)
         try close(downTo: depth)
-        if writer.count == start {
+        if writer.count == start && emptyAsObject {
             // Nothing encoded: an empty keyed container, as JSON writes `{}`.
             writer.byte(BinaryFormat.keyed)
             writer.fixed(UInt32(0))
         }
+    }
+
+    /// The error `JSONEncoder` throws for a number that is not finite, at `path`.
+    static func notFinite<Value: BinaryFloatingPoint>(_ value: Value, at path: [any CodingKey]) -> EncodingError {
+        .invalidValue(value, EncodingError.Context(codingPath: path, debugDescription: "Unable to encode \(Value.self).\(value) directly in JSON."))
     }
 
     @inline(__always)
@@ -268,11 +326,6 @@ final class BinaryPayloadEncoder: Encoder {
         let count = value.utf8.count
         if count > 15 { decodedSize += Self.heapSize(count + 33) }
         writer.string(value)
-    }
-
-    func writeDate(_ date: Date) {
-        writer.byte(BinaryFormat.date)
-        writer.fixed(date.timeIntervalSinceReferenceDate.bitPattern)
     }
 
     func writeURL(_ url: URL) {
@@ -356,6 +409,39 @@ final class BinaryPayloadEncoder: Encoder {
         max(32, (bytes + 8 + 15) & ~15)
     }
 
+    // MARK: - Writes that throw
+
+    /// Where the bytes stand now, to take back a write that throws.
+    @inline(__always)
+    func writePoint() -> WritePoint {
+        WritePoint(count: writer.count, openCount: open.count, decodedSize: decodedSize)
+    }
+
+    /// Takes back everything written since `point`, as a write that threw leaves nothing in
+    /// JSON (it stores a value only once the value encoded).
+    func rollBack(to point: WritePoint) {
+        guard open.count >= point.openCount else {
+            // The failed write wrote to a container outside it, now closed: nothing can be
+            // taken back in place.
+            return markUnsupported("a write that failed after writing to a container outside it")
+        }
+        open.removeSubrange(point.openCount...)
+        writer.truncate(to: point.count)
+        decodedSize = point.decodedSize
+        if state.pointee.tooDeepAt >= point.count { state.pointee.tooDeepAt = -1 }
+        state.pointee.rollbacks += 1
+        state.pointee.topID = top(open.last?.id ?? 0)
+    }
+
+    /// How many writes were taken back so far.
+    var rollbacks: Int { state.pointee.rollbacks }
+
+    /// Whether the encoding ended (or cannot succeed): nothing more may be written.
+    var isFinished: Bool { state.pointee.failed }
+
+    /// How many containers are open.
+    var openCount: Int { open.count }
+
     // MARK: - Keys
 
     /// The state of the keyed container with frame `number`.
@@ -364,9 +450,9 @@ final class BinaryPayloadEncoder: Encoder {
         state.pointee.frames[number]
     }
 
-    /// Writes the index of `key` in the key table, adding its name on first use.
+    /// The key index of `key`, adding its name to the key table on first use.
     @inline(__always)
-    func writeKey<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?) {
+    func keyIndex<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?) -> Int {
         if let table {
             // A one-byte key is fully described by its byte: the same byte, the same key.
             let byte = MemoryLayout<Key>.size == 0 ? 0 : Int(unsafeBitCast(key, to: UInt8.self))
@@ -375,22 +461,26 @@ final class BinaryPayloadEncoder: Encoder {
                 index = Int32(intern(key.stringValue))
                 table[byte] = index
             }
-            writer.varint(UInt64(index))
-            noteKey(Int(index))
-        } else {
-            // Keys of dictionaries and hand-written key types: hashed by name. A dictionary's
-            // entry costs about this much in its storage.
-            decodedSize += 48
-            let index = intern(key.stringValue)
-            writer.varint(UInt64(index))
-            noteKey(index)
+            return Int(index)
         }
+        // Keys of dictionaries and hand-written key types: found by name. A dictionary's entry
+        // costs about this much in its storage.
+        decodedSize += 48
+        return intern(key.stringValue)
     }
 
-    /// Notes that the innermost open container (the one written to) has a field with key
-    /// `index`, and whether it had one already (see ``dropRepeatedKeys(ofBodyAt:)``).
+    /// Writes the index of `key` in the key table, adding its name on first use.
     @inline(__always)
-    private func noteKey(_ index: Int) {
+    func writeKey<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?) {
+        writeKey(index: keyIndex(key, table))
+    }
+
+    /// Writes a key index, noting that the innermost open container (the one written to) has
+    /// a field with that key, and whether it had one already (see
+    /// ``dropRepeatedKeys(ofBodyAt:)``).
+    @inline(__always)
+    func writeKey(index: Int) {
+        writer.varint(UInt64(index))
         let top = state.pointee.topID
         if state.pointee.lastWriters[index] == top {
             // No container open: everything was closed early (the encoding fails).
@@ -402,23 +492,27 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// The key index of `name`, added to the key table if it is new.
     ///
-    /// Up to ``BinaryFormat/linearKeyLimit`` names (most models) are compared in turn: short
-    /// names compare as a few machine words, with no hashing and no table to allocate, which
-    /// for a payload of one item was half of its encoding time. Past that, names are found by
-    /// hash.
+    /// Names compare as Swift strings (canonical equivalence), as the keys of `JSONEncoder`'s
+    /// dictionaries do: a name spelled decomposed and the same name spelled precomposed are
+    /// one key, written under the spelling met first. Up to ``BinaryFormat/linearKeyLimit``
+    /// names (most models) are compared in turn: short names compare as a few machine words,
+    /// with no hashing and no table to allocate, which for a payload of one item was half of
+    /// its encoding time. Past that, names are found by hash.
     private func intern(_ name: String) -> Int {
         let count = keyNames.count
         if count <= BinaryFormat.linearKeyLimit {
             if let index = keyNames.firstIndex(of: name) { return index }
             appendKeyName(name)
             if count == BinaryFormat.linearKeyLimit {
-                for (index, known) in keyNames.enumerated() { keyIndexes[known] = index }
+                for (index, known) in keyNames.enumerated() where state.pointee.keyIndexes[known] == nil {
+                    state.pointee.keyIndexes[known] = index
+                }
             }
             return count
         }
-        if let index = keyIndexes[name] { return index }
+        if let index = state.pointee.keyIndexes[name] { return index }
         appendKeyName(name)
-        keyIndexes[name] = count
+        state.pointee.keyIndexes[name] = count
         return count
     }
 
@@ -432,6 +526,15 @@ final class BinaryPayloadEncoder: Encoder {
 
     /// Opens a container at the current position.
     func openContainer(unkeyed: Bool) -> (depth: Int, id: UInt32) {
+        if open.count >= BinaryFormat.maximumWrittenDepth {
+            if state.pointee.tooDeepAt < 0 { state.pointee.tooDeepAt = writer.count }
+            // JSON fails such a value once it is all built; far deeper, a value nested without
+            // end (a long linked list written through super encoders) would exhaust the stack
+            // first, so every write fails from here.
+            if open.count >= 2 * BinaryFormat.maximumWrittenDepth {
+                markInvalid("The value nests containers more than \(BinaryFormat.maximumWrittenDepth) levels deep, deeper than JSON writes.")
+            }
+        }
         let tagOffset = writer.count
         writer.byte(unkeyed ? BinaryFormat.unkeyed : BinaryFormat.keyed)
         writer.fixed(UInt32(0))
@@ -439,20 +542,38 @@ final class BinaryPayloadEncoder: Encoder {
             writer.fixed(UInt32(0))
             decodedSize += 48  // an array's header and allocation
         }
-        nextContainerID &+= 1
-        open.append(OpenContainer(tagOffset: tagOffset, isUnkeyed: unkeyed, id: nextContainerID))
-        state.pointee.topID = top(nextContainerID)
-        return (open.count - 1, nextContainerID)
+        return push(OpenContainer(tagOffset: tagOffset, isUnkeyed: unkeyed, id: 0))
+    }
+
+    /// Makes `container` (given a new id) the innermost open container.
+    private func push(_ container: OpenContainer) -> (depth: Int, id: UInt32) {
+        var container = container
+        state.pointee.nextContainerID &+= 1
+        container.id = state.pointee.nextContainerID
+        open.append(container)
+        state.pointee.topID = top(container.id)
+        return (open.count - 1, container.id)
+    }
+
+    /// The id writes are checked against: a container's, or `.max` (no container's) once
+    /// nothing may be written.
+    private func top(_ id: UInt32) -> UInt32 {
+        state.pointee.failed ? .max : id
     }
 
     /// Makes the container at `depth` (named `id`) the innermost open one, closing those
     /// nested in it, before it is written to.
     ///
-    /// - Throws: ``BinaryEncodingUnsupported`` when it was already closed (interleaving).
+    /// - Throws: ``BinaryEncodingUnsupported`` when it was already closed (interleaving); the
+    ///   error found, once the encoding cannot succeed.
     @inline(__always)
     func prepare(_ depth: Int, _ id: UInt32) throws {
         if state.pointee.topID == id && state.pointee.open.count == depth + 1 { return }
-        if state.pointee.tooDeep { throw Self.nestedTooDeep(()) }
+        try prepareSlowly(depth, id)
+    }
+
+    private func prepareSlowly(_ depth: Int, _ id: UInt32) throws {
+        if state.pointee.failed { throw failure }
         guard depth < open.count, open[depth].id == id else {
             throw BinaryEncodingUnsupported(reason: "a container written to after it was closed")
         }
@@ -464,6 +585,16 @@ final class BinaryPayloadEncoder: Encoder {
     @inline(__always)
     func countElement(at depth: Int) {
         if depth < open.count { open[depth].count &+= 1 }
+    }
+
+    /// Takes back the count of an element whose write threw.
+    func uncountElement(at depth: Int, id: UInt32) {
+        if depth < open.count, open[depth].id == id { open[depth].count &-= 1 }
+    }
+
+    /// The element count of the unkeyed container at `depth`, if it is still open.
+    func elementCount(at depth: Int, id: UInt32) -> Int? {
+        depth < open.count && open[depth].id == id ? Int(open[depth].count) : nil
     }
 
     /// Closes every container above `depth` open containers, writing their lengths and counts.
@@ -484,13 +615,9 @@ final class BinaryPayloadEncoder: Encoder {
         state.pointee.topID = top(open.last?.id ?? 0)
     }
 
-    /// Keeps only the last field of each key in the keyed container whose fields start at
-    /// `bodyStart` and run to the end of the bytes written, as `JSONEncoder` keeps the last
-    /// value encoded for a key (a subclass writing a key its superclass wrote in the same
-    /// container, such as a type name, must win over it).
-    ///
-    /// Runs only for a container ``noteKey(_:)`` saw a key written to twice. O(n) in its fields.
-    private func dropRepeatedKeys(ofBodyAt bodyStart: Int) throws {
+    /// The fields of the keyed container whose fields start at `bodyStart` and run to the end
+    /// of the bytes written: each one's key index, start and end.
+    private func fields(ofBodyAt bodyStart: Int) throws -> [(index: Int, start: Int, end: Int)] {
         let reader = ByteReader(base: writer.base, count: writer.count)
         var fields: [(index: Int, start: Int, end: Int)] = []
         var offset = bodyStart
@@ -499,17 +626,28 @@ final class BinaryPayloadEncoder: Encoder {
                 let (index, valueStart) = try reader.varint(at: offset)
                 guard index < UInt64(keyNames.count) else { throw BinaryDecodingFailure.malformed("a key index outside the key table") }
                 let end = try reader.end(ofValueAt: valueStart, valuesEnd: writer.count)
-                guard end <= writer.count else { throw BinaryDecodingFailure.truncated }
                 fields.append((Int(index), offset, end))
                 offset = end
             }
         } catch {
             // Only a value written outside any field (a single value container used while a
-            // keyed one is open) leaves a body that does not read as fields. `JSONEncoder`
-            // traps on that use, so this is an error of its own, not a reason to write JSON.
+            // keyed one is open) leaves a body that does not read as fields; `JSONEncoder`
+            // traps on that use.
             throw EncodingError.invalidValue((), EncodingError.Context(
                 codingPath: [], debugDescription: "A value was encoded outside any field of a keyed container (\(error))."))
         }
+        return fields
+    }
+
+    /// Keeps only the last field of each key in the keyed container whose fields start at
+    /// `bodyStart` and run to the end of the bytes written, as `JSONEncoder` keeps the last
+    /// value encoded for a key (a subclass writing a key its superclass wrote in the same
+    /// container, such as a type name, must win over it).
+    ///
+    /// Runs only for a container ``writeKey(index:)`` saw a key written to twice. O(n) in its
+    /// fields.
+    private func dropRepeatedKeys(ofBodyAt bodyStart: Int) throws {
+        let fields = try fields(ofBodyAt: bodyStart)
         // From the last field back: a key already met is an earlier write, dropped.
         var met = [UInt64](repeating: 0, count: keyNames.count / 64 + 1)
         var keep = [Bool](repeating: true, count: fields.count)
@@ -528,134 +666,28 @@ final class BinaryPayloadEncoder: Encoder {
         writer.truncate(to: to)
     }
 
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let (depth, id) = container(unkeyed: false, forValueAt: valueStart)
-        return keyedContainer(Key.self, depth: depth, id: id)
+    /// Records (from a method that cannot throw) that the value cannot be streamed, so that
+    /// the encoding fails and the cache falls back to JSON.
+    func markUnsupported(_ reason: String) {
+        if state.pointee.unsupported == nil { state.pointee.unsupported = reason }
     }
 
-    /// The container of the value starting at `start`: the one already open there, if it is
-    /// of this kind, else a new one. A second request for it (a subclass's after its
-    /// superclass's) writes to the same one, as `JSONEncoder` has it, even while a container
-    /// the first nested in it is still open (that one closes when the container is next
-    /// written to).
-    @inline(__always)
-    func container(unkeyed: Bool, forValueAt start: Int) -> (depth: Int, id: UInt32) {
-        var depth = open.count - 1
-        while depth >= 0 && open[depth].tagOffset > start { depth -= 1 }
-        if depth >= 0, open[depth].tagOffset == start, open[depth].isUnkeyed == unkeyed { return (depth, open[depth].id) }
-        return openContainer(unkeyed: unkeyed)
+    /// Why nothing may be written any more: what JSON would have trapped on, or the end of the
+    /// encoding.
+    private var failure: EncodingError {
+        state.pointee.invalid ?? EncodingError.invalidValue((), EncodingError.Context(
+            codingPath: [], debugDescription: "A container was written to after the encoding it belongs to ended."))
     }
 
-    /// A keyed container writing to the open container at `depth` (named `id`), reusing the box
-    /// of the last one made for `Key` when nobody holds it any more (see ``KeyTypeTable``).
-    func keyedContainer<Key: CodingKey>(_ type: Key.Type, depth: Int, id: UInt32) -> KeyedEncodingContainer<Key> {
-        let entry = state.pointee.keyTypes.entry(for: Key.self)
-        return entry.container(
-            for: KeyedFrame(depth: depth, id: id, indexes: entry.indexes), in: &state.pointee.frames, reusingBoxes: reusesBoxes
-        ) { number in
-            KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(core: Unmanaged.passUnretained(self), frame: number))
-        }
+    /// Records (from a method that cannot throw) a use `JSONEncoder` traps on: the encoding
+    /// fails with this error, and every write from now on throws it.
+    func markInvalid(_ description: String) {
+        guard !state.pointee.failed else { return }
+        state.pointee.invalid = EncodingError.invalidValue((), EncodingError.Context(codingPath: codingPath, debugDescription: description))
+        state.pointee.failed = true
+        state.pointee.topID = .max
     }
 
-    func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let (depth, id) = container(unkeyed: true, forValueAt: valueStart)
-        return BinaryUnkeyedEncodingContainer(core: Unmanaged.passUnretained(self), depth: depth, id: id)
-    }
-
-    func singleValueContainer() -> any SingleValueEncodingContainer {
-        BinarySingleValueEncodingContainer(core: Unmanaged.passUnretained(self))
-    }
-}
-
-/// Thrown when a value's `encode(to:)` uses containers in a way a streaming encoder cannot
-/// follow; the cache then writes that collection as JSON.
-struct BinaryEncodingUnsupported: Error {
-    var reason: String
-}
-
-/// A keyed container: the encoder, unmanaged, and the number of its frame there.
-struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let core: Unmanaged<BinaryPayloadEncoder>
-    let frame: Int
-
-    var codingPath: [any CodingKey] { [] }
-
-    /// Runs `write` on the encoder, once this container is the innermost open one and the key
-    /// is written. The encoder is borrowed, not retained: the caller of the encoding keeps it.
-    @inline(__always)
-    private func field(_ key: Key, _ write: (BinaryPayloadEncoder) throws -> Void) throws {
-        try core._withUnsafeGuaranteedRef { encoder in
-            let frame = encoder.frame(frame)
-            try encoder.prepare(frame.depth, frame.id)
-            encoder.writeKey(key, frame.indexes)
-            try write(encoder)
-        }
-    }
-
-    mutating func encodeNil(forKey key: Key) throws { try field(key) { $0.writeNil() } }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { try field(key) { $0.writeBool(value) } }
-    mutating func encode(_ value: String, forKey key: Key) throws { try field(key) { $0.writeString(value) } }
-    mutating func encode(_ value: Double, forKey key: Key) throws { try field(key) { $0.writeDouble(value) } }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try field(key) { $0.writeFloat(value) } }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try field(key) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try field(key) { $0.writeInt(value) } }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try field(key) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try field(key) { $0.writeUInt(value) } }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128, forKey key: Key) throws { try field(key) { $0.writeInt128(value) } }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128, forKey key: Key) throws { try field(key) { $0.writeUInt128(value) } }
-    #endif
-
-    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try field(key) { try $0.encodeValue(value) }
-    }
-
-    /// The encoder, once this container is the innermost open one and `key` is written, for a
-    /// container nested under it.
-    private func claim(_ key: Key) -> BinaryPayloadEncoder {
-        let encoder = core.takeUnretainedValue()
-        let frame = encoder.frame(frame)
-        if (try? encoder.prepare(frame.depth, frame.id)) == nil { encoder.markInterleaved() }
-        // A second container under one key replaces the first, as a second value would (JSON
-        // merges two of one kind, and traps on two of different kinds).
-        encoder.writeKey(key, frame.indexes)
-        return encoder
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(
-        keyedBy keyType: NestedKey.Type, forKey key: Key
-    ) -> KeyedEncodingContainer<NestedKey> {
-        let encoder = claim(key)
-        let (depth, id) = encoder.openContainer(unkeyed: false)
-        return encoder.keyedContainer(NestedKey.self, depth: depth, id: id)
-    }
-
-    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let encoder = claim(key)
-        let (depth, id) = encoder.openContainer(unkeyed: true)
-        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
-    }
-
-    mutating func superEncoder() -> any Encoder {
-        let frame = core.takeUnretainedValue().frame(frame)
-        return BinarySuperEncoder(core: core, depth: frame.depth, id: frame.id, key: .string("super"))
-    }
-
-    mutating func superEncoder(forKey key: Key) -> any Encoder {
-        let frame = core.takeUnretainedValue().frame(frame)
-        return BinarySuperEncoder(core: core, depth: frame.depth, id: frame.id, key: .key(key, frame.indexes))
-    }
-}
-
-extension BinaryPayloadEncoder {
     /// Records that containers were used out of order (from a method that cannot throw), so
     /// that the encoding fails and the cache falls back to JSON.
     func markInterleaved() {
@@ -664,204 +696,164 @@ extension BinaryPayloadEncoder {
         try? close(downTo: 0)
     }
 
-    /// Records (from a method that cannot throw) that the value cannot be streamed, so that
-    /// the encoding fails and the cache falls back to JSON.
-    func markUnsupported(_ reason: String) {
-        if state.pointee.unsupported == nil { state.pointee.unsupported = reason }
-    }
-}
+    // MARK: - Containers of a value
 
-/// An unkeyed container; small enough (three words) to live inside the `any
-/// UnkeyedEncodingContainer` it is returned as, with no box allocated.
-struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
-    let core: Unmanaged<BinaryPayloadEncoder>
-    private let storedDepth: UInt32
-    let id: UInt32
-    private var storedCount: UInt32 = 0
-
-    init(core: Unmanaged<BinaryPayloadEncoder>, depth: Int, id: UInt32) {
-        self.core = core
-        storedDepth = UInt32(truncatingIfNeeded: depth)
-        self.id = id
+    /// The slot of the value `owner` (a super encoder) stands for, or of the value being
+    /// encoded.
+    func slot(of owner: BinarySuperEncoder?) -> ValueSlot {
+        owner?.slot ?? state.pointee.value
     }
 
-    var depth: Int { Int(storedDepth) }
-    var count: Int { Int(storedCount) }
+    /// Changes the slot ``slot(of:)`` gives.
+    func setSlot(_ slot: ValueSlot, of owner: BinarySuperEncoder?) {
+        if let owner { owner.slot = slot } else { state.pointee.value = slot }
+    }
 
-    var codingPath: [any CodingKey] { [] }
+    /// The container of kind `unkeyed` for the value in `owner`'s slot: the one already there
+    /// (open, or reopened when it was the last thing written), as JSON hands out the one
+    /// container a value has; a new one when the value has nothing yet.
+    func container(unkeyed: Bool, of owner: BinarySuperEncoder?) -> (depth: Int, id: UInt32) {
+        var slot = slot(of: owner)
+        let start = slot.start
+        // Open already: the innermost open container starting at the value.
+        var depth = open.count - 1
+        while depth >= 0 && open[depth].tagOffset > start { depth -= 1 }
+        if depth >= 0, open[depth].tagOffset == start {
+            if open[depth].isUnkeyed == unkeyed { return (depth, open[depth].id) }
+            markInvalid("Attempt to push a new \(unkeyed ? "unkeyed" : "keyed") encoding container when already previously encoded at this path.")
+            return openContainer(unkeyed: unkeyed)
+        }
+        if writer.count == start { return openContainer(unkeyed: unkeyed) }
+        // Written and closed: a single value, or a container the value was done with.
+        let tag = writer.base.load(fromByteOffset: start, as: UInt8.self)
+        let kind = unkeyed ? BinaryFormat.unkeyed : BinaryFormat.keyed
+        let end = try? ByteReader(base: writer.base, count: writer.count).end(ofValueAt: start, valuesEnd: writer.count)
+        guard tag == kind else {
+            markInvalid("Attempt to push a new \(unkeyed ? "unkeyed" : "keyed") encoding container when already previously encoded at this path.")
+            return openContainer(unkeyed: unkeyed)
+        }
+        guard end == writer.count else {
+            markUnsupported("a container asked for again after more was written")
+            return openContainer(unkeyed: unkeyed)
+        }
+        // A keyed single value then a keyed container (or an array then an unkeyed one): JSON
+        // merges them, and the single value is no longer one.
+        slot.single = false
+        setSlot(slot, of: owner)
+        return reopen(at: start)
+    }
 
-    /// Runs `write` on the (borrowed) encoder for one more element of `T`.
+    /// Makes the closed container at `tagOffset` (the last thing written) open again, with a
+    /// new id, so that more fields or elements go into it.
+    private func reopen(at tagOffset: Int) -> (depth: Int, id: UInt32) {
+        let isUnkeyed = writer.base.load(fromByteOffset: tagOffset, as: UInt8.self) == BinaryFormat.unkeyed
+        let count = isUnkeyed ? UInt32(littleEndian: writer.base.loadUnaligned(fromByteOffset: tagOffset + 5, as: UInt32.self)) : 0
+        // A keyed one's keys were noted under its old id: the next close checks them all.
+        return push(OpenContainer(tagOffset: tagOffset, isUnkeyed: isUnkeyed, id: 0, count: count, repeatsKey: !isUnkeyed))
+    }
+
+    /// The container nested under key index `index` of the keyed container at `depth` (named
+    /// `id`), of kind `unkeyed`: a new one, or, when the key was written before in this
+    /// container, the container already there, as JSON merges them.
+    func nestedContainer(unkeyed: Bool, underKey index: Int, in depth: Int, id: UInt32) -> (depth: Int, id: UInt32) {
+        if (try? prepare(depth, id)) == nil { markInterleaved() }
+        if depth < open.count, open[depth].id == id, state.pointee.lastWriters[index] == id,
+            let existing = try? fields(ofBodyAt: open[depth].tagOffset + 5).last(where: { $0.index == index }),
+            let valueStart = try? ByteReader(base: writer.base, count: writer.count).varint(at: existing.start).end
+        {
+            let tag = writer.base.load(fromByteOffset: valueStart, as: UInt8.self)
+            guard tag == (unkeyed ? BinaryFormat.unkeyed : BinaryFormat.keyed) else {
+                markInvalid("Attempt to re-encode into a nested \(unkeyed ? "unkeyed" : "keyed") container for a key that holds a value of another kind.")
+                writeKey(index: index)
+                return openContainer(unkeyed: unkeyed)
+            }
+            if existing.end == writer.count { return reopen(at: valueStart) }
+            markUnsupported("a nested container asked for again under a key after more was written")
+        }
+        writeKey(index: index)
+        return openContainer(unkeyed: unkeyed)
+    }
+
+    /// A keyed container writing to the open container at `depth` (named `id`), with the coding
+    /// path `path`, reusing the box of the last one made for `Key` when nobody holds it any more
+    /// (see ``KeyTypeTable``).
+    func keyedContainer<Key: CodingKey>(_ type: Key.Type, depth: Int, id: UInt32, path: CodingPathStack.Mark) -> KeyedEncodingContainer<Key> {
+        let entry = state.pointee.keyTypes.entry(for: Key.self)
+        return entry.container(
+            for: KeyedFrame(depth: depth, id: id, indexes: entry.indexes, path: path), in: &state.pointee.frames,
+            reusingBoxes: state.pointee.reusesBoxes
+        ) { number in
+            KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(encoder: self, frame: number))
+        }
+    }
+
+    /// Encodes a single value into `owner`'s slot (or the value being encoded's) with
+    /// `write`, as `JSONEncoder`'s single value container does.
+    ///
+    /// - Throws: what `write` throws; what JSON traps on (a second single value) as an
+    ///   `EncodingError`.
+    func encodeSingleValue(of owner: BinarySuperEncoder?, _ write: () throws -> Void) throws {
+        if state.pointee.failed { throw failure }
+        let slot = slot(of: owner)
+        if slot.single {
+            markInvalid("Attempt to encode value through single value container when previously value already encoded.")
+            throw failure
+        }
+        var depth = open.count - 1
+        while depth >= 0 && open[depth].tagOffset > slot.start { depth -= 1 }
+        if writer.count > slot.start || (depth >= 0 && open[depth].tagOffset == slot.start) {
+            // JSON keeps the container the value has and drops this single value.
+            markUnsupported("a single value encoded after a container of the same value")
+        }
+        try write()
+        var done = self.slot(of: owner)
+        done.single = true
+        setSlot(done, of: owner)
+    }
+
+    /// The path component of `key`.
     @inline(__always)
-    private mutating func element<T>(_ type: T.Type, _ write: (BinaryPayloadEncoder) throws -> Void) throws {
-        storedCount &+= 1
-        try core._withUnsafeGuaranteedRef { encoder in
-            try encoder.prepare(depth, id)
-            encoder.countElement(at: depth)
-            encoder.countElement(T.self)
-            try write(encoder)
-        }
+    func component<Key: CodingKey>(_ key: Key) -> CodingPathStack.Component {
+        state.pointee.path.component(key)
     }
 
-    mutating func encodeNil() throws { try element(Int?.self) { $0.writeNil() } }
-    mutating func encode(_ value: Bool) throws { try element(Bool.self) { $0.writeBool(value) } }
-    mutating func encode(_ value: String) throws { try element(String.self) { $0.writeString(value) } }
-    mutating func encode(_ value: Double) throws { try element(Double.self) { $0.writeDouble(value) } }
-    mutating func encode(_ value: Float) throws { try element(Float.self) { $0.writeFloat(value) } }
-    mutating func encode(_ value: Int) throws { try element(Int.self) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int8) throws { try element(Int8.self) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int16) throws { try element(Int16.self) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int32) throws { try element(Int32.self) { $0.writeInt(Int64(value)) } }
-    mutating func encode(_ value: Int64) throws { try element(Int64.self) { $0.writeInt(value) } }
-    mutating func encode(_ value: UInt) throws { try element(UInt.self) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt8) throws { try element(UInt8.self) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt16) throws { try element(UInt16.self) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt32) throws { try element(UInt32.self) { $0.writeUInt(UInt64(value)) } }
-    mutating func encode(_ value: UInt64) throws { try element(UInt64.self) { $0.writeUInt(value) } }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { try element(Int128.self) { $0.writeInt128(value) } }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { try element(UInt128.self) { $0.writeUInt128(value) } }
-    #endif
+    /// The mark of a container made now at the value being encoded.
+    var currentMark: CodingPathStack.Mark { state.pointee.path.current }
 
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        try element(T.self) { try $0.encodeValue(value) }
+    /// The path a container's mark stands for.
+    func path(of mark: CodingPathStack.Mark) -> [any CodingKey] {
+        state.pointee.path.path(mark)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let encoder = core.takeUnretainedValue()
-        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
-        encoder.countElement(at: depth)
-        storedCount &+= 1
-        let (depth, id) = encoder.openContainer(unkeyed: false)
-        return encoder.keyedContainer(NestedKey.self, depth: depth, id: id)
+    /// The path of a container's field or element.
+    func path(of mark: CodingPathStack.Mark, appending component: CodingPathStack.Component) -> [any CodingKey] {
+        state.pointee.path.path(mark, appending: component)
     }
 
-    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let encoder = core.takeUnretainedValue()
-        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
-        encoder.countElement(at: depth)
-        storedCount &+= 1
-        let (depth, id) = encoder.openContainer(unkeyed: true)
-        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
+    /// A mark for a container nested under `component` of the container marked `mark`.
+    func mark(_ mark: CodingPathStack.Mark, appending component: CodingPathStack.Component) -> CodingPathStack.Mark {
+        state.pointee.path.mark(mark, appending: component)
     }
 
-    mutating func superEncoder() -> any Encoder {
-        BinarySuperEncoder(core: core, depth: depth, id: id, key: .element)
-    }
-}
-
-struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
-    let core: Unmanaged<BinaryPayloadEncoder>
-
-    var codingPath: [any CodingKey] { [] }
-
-    private var encoder: BinaryPayloadEncoder { core.takeUnretainedValue() }
-
-    mutating func encodeNil() throws { encoder.writeNil() }
-    mutating func encode(_ value: Bool) throws { encoder.writeBool(value) }
-    mutating func encode(_ value: String) throws { encoder.writeString(value) }
-    mutating func encode(_ value: Double) throws { encoder.writeDouble(value) }
-    mutating func encode(_ value: Float) throws { encoder.writeFloat(value) }
-    mutating func encode(_ value: Int) throws { encoder.writeInt(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { encoder.writeInt(Int64(value)) }
-    mutating func encode(_ value: Int16) throws { encoder.writeInt(Int64(value)) }
-    mutating func encode(_ value: Int32) throws { encoder.writeInt(Int64(value)) }
-    mutating func encode(_ value: Int64) throws { encoder.writeInt(value) }
-    mutating func encode(_ value: UInt) throws { encoder.writeUInt(UInt64(value)) }
-    mutating func encode(_ value: UInt8) throws { encoder.writeUInt(UInt64(value)) }
-    mutating func encode(_ value: UInt16) throws { encoder.writeUInt(UInt64(value)) }
-    mutating func encode(_ value: UInt32) throws { encoder.writeUInt(UInt64(value)) }
-    mutating func encode(_ value: UInt64) throws { encoder.writeUInt(value) }
-    #if !canImport(Darwin) || canImport(Swift, _version: 6.0)
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { encoder.writeInt128(value) }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { encoder.writeUInt128(value) }
-    #endif
-    mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
-}
-
-/// The encoder `superEncoder()` hands out: what it encodes becomes the value of the `super`
-/// key (or of the given key, or the next element), written when it is first used.
-final class BinarySuperEncoder: Encoder {
-    enum Slot {
-        case string(String)
-        case key(any CodingKey, UnsafeMutablePointer<Int32>?)
-        case element
-    }
-
-    let core: Unmanaged<BinaryPayloadEncoder>
-    /// Retained, so that the nesting level this encoder counts once used can be given back
-    /// whenever it goes (see ``BinaryPayloadEncoder/enterSuperEncoder()``).
-    private let encoder: BinaryPayloadEncoder
-    let depth: Int
-    let id: UInt32
-    let slot: Slot
-
-    init(core: Unmanaged<BinaryPayloadEncoder>, depth: Int, id: UInt32, key: Slot) {
-        self.core = core
-        encoder = core.takeUnretainedValue()
-        self.depth = depth
-        self.id = id
-        slot = key
-    }
-
-    deinit {
-        if valueStart >= 0 { encoder.leaveSuperEncoder() }
-    }
-
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    /// Where the value goes, once the key is written (or the element counted); -1 before.
-    private var valueStart = -1
-    /// Writes the key (or counts the element) where the value goes, once.
-    private func claim() -> BinaryPayloadEncoder {
-        guard valueStart < 0 else { return encoder }
-        if (try? encoder.prepare(depth, id)) == nil { encoder.markInterleaved() }
-        switch slot {
-        case .string(let name): encoder.writeKey(AnyKey(stringValue: name), nil)
-        case .key(let key, let table): writeKey(key, table, encoder)
-        case .element: encoder.countElement(at: depth)
-        }
-        valueStart = encoder.writer.count
-        encoder.enterSuperEncoder()
-        return encoder
-    }
-
-    private func writeKey<Key: CodingKey>(_ key: Key, _ table: UnsafeMutablePointer<Int32>?, _ encoder: BinaryPayloadEncoder) {
-        encoder.writeKey(key, table)
-    }
+    // MARK: - Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let encoder = claim()
-        let (depth, id) = encoder.container(unkeyed: false, forValueAt: valueStart)
-        return encoder.keyedContainer(Key.self, depth: depth, id: id)
+        let (depth, id) = container(unkeyed: false, of: nil)
+        return keyedContainer(Key.self, depth: depth, id: id, path: currentMark)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let (depth, id) = claim().container(unkeyed: true, forValueAt: valueStart)
-        return BinaryUnkeyedEncodingContainer(core: core, depth: depth, id: id)
+        let (depth, id) = container(unkeyed: true, of: nil)
+        return BinaryUnkeyedEncodingContainer(encoder: self, depth: depth, id: id, path: currentMark)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        _ = claim()
-        return BinarySingleValueEncodingContainer(core: core)
+        BinarySingleValueEncodingContainer(encoder: self, owner: nil)
     }
 }
 
-/// A key known only by its name.
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-
-    init(stringValue: String) {
-        self.stringValue = stringValue
-    }
-
-    init(intValue: Int) {
-        stringValue = String(intValue)
-        self.intValue = intValue
-    }
+/// Thrown when a value's `encode(to:)` uses containers in a way a streaming encoder cannot
+/// follow; the cache then writes that collection as JSON.
+struct BinaryEncodingUnsupported: Error {
+    var reason: String
 }

@@ -96,6 +96,12 @@ struct KeyTypeTable {
         return entry
     }
 
+    /// Lets go of every box kept for reuse: a box holds its coder, so one kept would keep the
+    /// coder alive for ever. Called when a coding ends; containers made after are made afresh.
+    func releaseBoxes() {
+        for entry in entries.values { entry.box = nil }
+    }
+
     /// Frees the index tables. Call once, last.
     func deallocate() {
         for entry in entries.values { entry.indexes?.deallocate() }

@@ -10,19 +10,24 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     case json
 
     /// AppCache's own binary format, the default: several times faster to encode and decode
-    /// than JSON and a quarter smaller. Fields are stored by name (once per archive), so models
+    /// than JSON and a quarter smaller, and giving back exactly what `JSONEncoder` and
+    /// `JSONDecoder` give for the same items (values, conversions between changed property
+    /// types, errors and their coding paths), or refusing items it cannot stream, which the
+    /// cache then stores as JSON. Fields are stored by name (once per archive), so models
     /// evolve as with JSON: a new optional property reads as `nil`, a removed or reordered one
-    /// changes nothing.
+    /// changes nothing, a `Float` that became a `Double` reads as JSON reads it.
     case binary
 
     /// Encodes any value as this codec stores it: the same bytes an archive's payload holds.
     ///
     /// For measurements, tests and storage of your own that wants the cache's codec.
     ///
-    /// - Throws: what the value's `encode(to:)` throws; for ``binary``, an
-    ///   `EncodingError.invalidValue` when a hand-written `encode(to:)` writes to a container
-    ///   after closing one nested in it (the cache then stores that collection as JSON), or
-    ///   when values nest more than 512 levels deep (the decoder reads no deeper).
+    /// - Throws: what the value's `encode(to:)` throws; `EncodingError.invalidValue` where
+    ///   `JSONEncoder` throws one (a `Double` or `Float` that is not finite, containers nested
+    ///   more than 511 deep) or would trap (a single value encoded twice); for ``binary``, also
+    ///   when a hand-written `encode(to:)` uses containers in a way a stream cannot follow,
+    ///   such as writing to a container after closing one nested in it (the cache then stores
+    ///   that collection as JSON).
     /// - Complexity: O(n) in the encoded size.
     public func encode<Value: Encodable>(_ value: Value) throws -> Data {
         switch self {
@@ -35,12 +40,15 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
 
     /// Decodes a value that ``encode(_:)`` encoded.
     ///
+    /// `type` is honoured as given: a subclass's metatype passed as its superclass's decodes a
+    /// subclass instance, as `JSONDecoder` does.
+    ///
     /// - Throws: `DecodingError` when `data` is not a `Value`, or is damaged: every length and
     ///   count in it is checked, so damage is an error, never a crash.
     public func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
         switch self {
-        case .json: try JSONDecoder().decode(Value.self, from: data)
-        case .binary: try BinaryPayloadDecoder.decode(Value.self, from: data)
+        case .json: try JSONDecoder().decode(type, from: data)
+        case .binary: try BinaryPayloadDecoder.decode(type, from: data)
         }
     }
 
@@ -66,7 +74,7 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     public func decodeItems<Model: Decodable>(_ type: Model.Type, from data: Data) throws -> [Model] {
         switch self {
         case .json: try JSONDecoder().decode([Model].self, from: data)
-        case .binary: try BinaryPayloadDecoder.decodeItems(Model.self, from: data)
+        case .binary: try BinaryPayloadDecoder.decodeItems(type, from: data)
         }
     }
 
@@ -75,7 +83,7 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     func decodeItems<Model: Decodable>(_ type: Model.Type, fromBytes bytes: UnsafeRawBufferPointer) throws -> [Model] {
         switch self {
         case .json: try JSONDecoder().decode([Model].self, from: Data(bytes))
-        case .binary: try BinaryPayloadDecoder.decodeItems(Model.self, from: bytes)
+        case .binary: try BinaryPayloadDecoder.decodeItems(type, from: bytes)
         }
     }
 
@@ -99,19 +107,20 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
 
     /// The payload for `items`, and an estimate of the memory the items take decoded.
     ///
-    /// A binary encoding that a type's hand-written `encode(to:)` cannot stream (containers
-    /// written out of order) falls back to JSON: the returned codec says which was used.
-    func encode<Model: Encodable>(_ items: [Model]) throws -> (payload: Data, codec: PayloadCodec, decodedSize: Int) {
+    /// A binary encoding that the items' `encode(to:)` does not let the encoder stream falls
+    /// back to JSON (the same items, read back as JSON reads them): the returned codec says
+    /// which was used, and `refusal` why the binary encoder refused.
+    func encode<Model: Encodable>(_ items: [Model]) throws -> (payload: Data, codec: PayloadCodec, decodedSize: Int, refusal: String?) {
         let binary: (payload: Data, decodedSize: Int)
         do {
             binary = try BinaryPayloadEncoder.encodeItems(items, capacityHint: 64 + items.count * 64)
-        } catch is BinaryEncodingUnsupported {
+        } catch let unsupported as BinaryEncodingUnsupported {
             let payload = try JSONEncoder().encode(items)
-            return (payload, .json, 4 * payload.count)
+            return (payload, .json, 4 * payload.count, self == .binary ? unsupported.reason : nil)
         }
         switch self {
-        case .binary: return (binary.payload, .binary, binary.decodedSize)
-        case .json: return (try JSONEncoder().encode(items), .json, binary.decodedSize)
+        case .binary: return (binary.payload, .binary, binary.decodedSize, nil)
+        case .json: return (try JSONEncoder().encode(items), .json, binary.decodedSize, nil)
         }
     }
 
