@@ -13,9 +13,13 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// A custom emoji a server defines.
     public struct Emoji: Codable, Hashable, Sendable {
+        /// The name between colons that stands for the emoji.
         public var shortcode: String
+        /// The address of its picture.
         public var url: URL
+        /// The address of a still picture of it.
         public var staticURL: URL
+        /// Whether the server offers it in its emoji picker.
         public var visibleInPicker: Bool
 
         enum CodingKeys: String, CodingKey {
@@ -27,8 +31,11 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// A name and value an account shows on its profile.
     public struct Field: Codable, Hashable, Sendable {
+        /// The field's label.
         public var name: String
+        /// Its value, as HTML.
         public var value: String
+        /// When the server checked that the link points back, if it did.
         public var verifiedAt: Date?
 
         enum CodingKeys: String, CodingKey {
@@ -39,26 +46,47 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// The author of a status.
     public struct Account: Codable, Hashable, Sendable {
+        /// The account's identifier on this server.
         public var id: String
+        /// The account name on its server.
         public var username: String
+        /// The account name, with its server unless it is this one.
         public var acct: String
+        /// The name the account shows.
         public var displayName: String
+        /// Whether follows need approval.
         public var locked: Bool
+        /// Whether the account posts automatically.
         public var bot: Bool
+        /// Whether it may be suggested to others.
         public var discoverable: Bool?
+        /// Whether it is a group.
         public var group: Bool
+        /// When it was created.
         public var createdAt: Date
+        /// Its profile text, as HTML.
         public var note: String
+        /// Its profile page.
         public var url: URL
+        /// Its picture.
         public var avatar: URL
+        /// A still version of its picture.
         public var avatarStatic: URL
+        /// Its banner.
         public var header: URL
+        /// A still version of its banner.
         public var headerStatic: URL
+        /// How many accounts follow it.
         public var followersCount: Int
+        /// How many accounts it follows.
         public var followingCount: Int
+        /// How many statuses it posted.
         public var statusesCount: Int
+        /// The day it last posted.
         public var lastStatusAt: String?
+        /// The custom emoji its text uses.
         public var emojis: [Emoji]
+        /// The fields on its profile.
         public var fields: [Field]
 
         enum CodingKeys: String, CodingKey {
@@ -76,9 +104,13 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// The size of an image or a video frame.
     public struct Size: Codable, Hashable, Sendable {
+        /// In pixels.
         public var width: Int
+        /// In pixels.
         public var height: Int
+        /// Width and height, as text.
         public var size: String
+        /// Width divided by height.
         public var aspect: Double
     }
 
@@ -91,17 +123,27 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
         /// The sizes of the original and of the preview.
         public struct Meta: Codable, Hashable, Sendable {
+            /// The size of the original.
             public var original: Size
+            /// The size of the preview.
             public var small: Size
         }
 
+        /// Its identifier.
         public var id: String
+        /// What it is.
         public var type: Kind
+        /// Where the file is.
         public var url: URL
+        /// Where a smaller preview is.
         public var previewURL: URL
+        /// Where the original is on its own server, for a remote status.
         public var remoteURL: URL?
+        /// Its sizes.
         public var meta: Meta
+        /// A description for people who cannot see it.
         public var description: String?
+        /// A tiny blurred placeholder, encoded.
         public var blurhash: String?
 
         enum CodingKeys: String, CodingKey {
@@ -113,29 +155,45 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// An account a status mentions.
     public struct Mention: Codable, Hashable, Sendable {
+        /// The account's identifier.
         public var id: String
+        /// The account name on its server.
         public var username: String
+        /// Its profile page.
         public var url: URL
+        /// The account name, with its server unless it is this one.
         public var acct: String
     }
 
     /// A hashtag a status uses.
     public struct Tag: Codable, Hashable, Sendable {
+        /// The tag, without `#`.
         public var name: String
+        /// The tag's page.
         public var url: URL
     }
 
     /// The preview of a link in a status.
     public struct Card: Codable, Hashable, Sendable {
+        /// The linked page.
         public var url: URL
+        /// Its title.
         public var title: String
+        /// A description for people who cannot see it.
         public var description: String
+        /// `link`, `photo`, `video` or `rich`.
         public var type: String
+        /// Who wrote the linked page.
         public var authorName: String
+        /// The site the page is on.
         public var providerName: String
+        /// The page's picture, if any.
         public var image: URL?
+        /// In pixels.
         public var width: Int
+        /// In pixels.
         public var height: Int
+        /// A tiny blurred placeholder, encoded.
         public var blurhash: String?
 
         enum CodingKeys: String, CodingKey {
@@ -149,7 +207,9 @@ public struct Status: CacheableModel, Hashable, Identifiable {
     public struct Poll: Codable, Hashable, Sendable {
         /// One answer of a poll, and its votes so far.
         public struct Option: Codable, Hashable, Sendable {
+            /// The answer.
             public var title: String
+            /// Votes so far.
             public var votesCount: Int?
 
             enum CodingKeys: String, CodingKey {
@@ -158,13 +218,21 @@ public struct Status: CacheableModel, Hashable, Identifiable {
             }
         }
 
+        /// Its identifier.
         public var id: String
+        /// When the poll closes, if it does.
         public var expiresAt: Date?
+        /// Whether it has closed.
         public var expired: Bool
+        /// Whether several answers may be chosen.
         public var multiple: Bool
+        /// Votes so far.
         public var votesCount: Int
+        /// Its answers.
         public var options: [Option]
+        /// Whether the reader voted.
         public var voted: Bool?
+        /// The answers the reader chose, by index.
         public var ownVotes: [Int]?
 
         enum CodingKeys: String, CodingKey {
@@ -177,38 +245,67 @@ public struct Status: CacheableModel, Hashable, Identifiable {
 
     /// The app a status was posted from.
     public struct Application: Codable, Hashable, Sendable {
+        /// The app's name.
         public var name: String
+        /// Its web site, if any.
         public var website: URL?
     }
 
+    /// Its identifier on this server.
     public var id: String
+    /// When it was created.
     public var createdAt: Date
+    /// The status it answers, if any.
     public var inReplyToID: String?
+    /// The author of the status it answers, if any.
     public var inReplyToAccountID: String?
+    /// Whether its media are hidden behind a warning.
     public var sensitive: Bool
+    /// The content warning, or an empty string.
     public var spoilerText: String
+    /// Who may see it.
     public var visibility: Visibility
+    /// Its language, as a code.
     public var language: String?
+    /// Its identifier across servers.
     public var uri: String
+    /// Its page, if it has one.
     public var url: URL?
+    /// How many replies it has.
     public var repliesCount: Int
+    /// How many times it was boosted.
     public var reblogsCount: Int
+    /// How many times it was favourited.
     public var favouritesCount: Int
+    /// When it was last edited, if ever.
     public var editedAt: Date?
+    /// Whether the reader favourited it.
     public var favourited: Bool?
+    /// Whether the reader boosted it.
     public var reblogged: Bool?
+    /// Whether the reader muted its conversation.
     public var muted: Bool?
+    /// Whether the reader bookmarked it.
     public var bookmarked: Bool?
+    /// Whether its author pinned it.
     public var pinned: Bool?
     /// The text, as HTML.
     public var content: String
+    /// The app it was posted from, if known.
     public var application: Application?
+    /// Its author.
     public var account: Account
+    /// Its pictures, videos and sounds.
     public var mediaAttachments: [Attachment]
+    /// The accounts it mentions.
     public var mentions: [Mention]
+    /// Its hashtags.
     public var tags: [Tag]
+    /// The custom emoji its text uses.
     public var emojis: [Emoji]
+    /// A preview of the link in it, if any.
     public var card: Card?
+    /// Its poll, if any.
     public var poll: Poll?
 
     enum CodingKeys: String, CodingKey {
