@@ -13,25 +13,9 @@ struct CodableConformanceTests {
     static let shapes = ConformanceShapes.all
 
     @Test(arguments: shapes)
-    func theBinaryCodecEndsAsJSONDoes(_ shape: CodableShape) {
-        let comparison = Self.onLargeStack(shape.run)
+    func theBinaryCodecEndsAsJSONDoes(_ shape: CodableShape) async {
+        let comparison = await LargeStackWorker.shared.run(shape.run)
         #expect(comparison.differences.isEmpty, "\(shape.name):\n\(comparison.differences.joined(separator: "\n"))")
-    }
-
-    /// Runs `body` on a thread of its own with a 64 MiB stack: the deepest shapes recurse
-    /// through both coders hundreds of levels deep, which the sanitizers' larger frames would
-    /// take past a worker thread's stack. What is compared is the coders' answers, not stacks.
-    static func onLargeStack<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        let done = DispatchSemaphore(value: 0)
-        let result = Locked<Result?>(nil)
-        let thread = Thread {
-            result.withLock { $0 = body() }
-            done.signal()
-        }
-        thread.stackSize = 64 << 20
-        thread.start()
-        done.wait()
-        return result.withLock { $0! }
     }
 
     @Test func theSuiteCoversAtLeast300Shapes() {
