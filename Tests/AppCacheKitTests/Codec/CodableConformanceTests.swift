@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AppCacheTestSupport
 @testable import AppCacheKit
 
 /// The binary codec keeps every `Codable` model exactly as JSON would, or refuses it.
@@ -14,7 +15,7 @@ struct CodableConformanceTests {
 
     @Test(arguments: shapes)
     func theBinaryCodecEndsAsJSONDoes(_ shape: CodableShape) async {
-        let comparison = await LargeStackWorker.shared.run(shape.run)
+        let comparison = await heavy(shape.run)
         #expect(comparison.differences.isEmpty, "\(shape.name):\n\(comparison.differences.joined(separator: "\n"))")
     }
 
