@@ -4,6 +4,11 @@ extension AppCache {
     /// The bytes the archives of the current app schema version take on disk, of every user
     /// and every process sharing the root.
     ///
+    /// What is on disk: each archive file's size, and each user's pack of small archives
+    /// whole, records replaced or removed and not yet compacted away included, which is what
+    /// the disk budget (``Configuration/diskByteLimit``) holds within. The disk index's
+    /// journal and the lock file are not counted.
+    ///
     /// Kept by a disk index rather than measured: the first call reads the index's journal (or,
     /// when it is missing or damaged, rebuilds it from the archives' headers, reading each
     /// once); later calls read only what other processes appended since. Waits for writes under
@@ -68,7 +73,15 @@ extension AppCache {
     /// (a removal takes its user's entries out of memory), so their archives must not be wiped
     /// by the next batch.
     func performDueWipes(_ batch: inout DiskWriter.Batch, _ snapshot: DueWipes? = nil) {
-        let due = snapshot ?? state.withLock { $0.dueWipes }
+        performSharedRemovals(&batch)
+        let done = disk.coordinator.removals.doneCount
+        var due = snapshot ?? state.withLock { state in
+            state.dueWipes.didCarryOutShared(below: done)
+            return state.dueWipes
+        }
+        // Removals in the shared record that a batch (this one, or another process's) carried
+        // out are not this process's any more: the directories may hold newer data by now.
+        due.didCarryOutShared(below: done)
         guard !due.isEmpty else { return }
         var directories = due.directories
         if due.allUsers {
@@ -99,6 +112,53 @@ extension AppCache {
         }
     }
 
+    /// Carries out the removals of every process recorded in the root's shared record
+    /// (``PendingRemovals``), oldest first, before anything else the batch does; then notes
+    /// them done. A directory that cannot be moved is reported, and they stay pending (every
+    /// read still misses it) for the next batch to try again.
+    private func performSharedRemovals(_ batch: inout DiskWriter.Batch) {
+        let removals = disk.coordinator.removals
+        let (end, pending) = removals.pending()
+        guard !pending.isEmpty else {
+            removals.markDone(upTo: end)
+            return
+        }
+        var hashes: Set<UInt64> = []
+        var allUsers = false
+        for entry in pending {
+            switch entry {
+            case .directory(let hash): hashes.insert(hash)
+            case .allUsers: allUsers = true
+            // Its recorder died before writing it, or is too slow: it was never acknowledged,
+            // and a recorder that finds it passed carries its removal out itself.
+            case .unknown: continue
+            }
+        }
+        let onDisk: [String]
+        do {
+            onDisk = try disk.store.userDirectories()
+        } catch {
+            batch.report(error)
+            return
+        }
+        var trashes: [String] = []
+        var failed = false
+        for directory in onDisk.sorted() where allUsers || hashes.contains(PendingRemovals.hash(of: directory)) {
+            do {
+                if let trash = try batch.wipe(userDirectory: directory) { trashes.append(trash) }
+            } catch {
+                failed = true
+                if state.withLock({ $0.dueWipes.shouldReport(directory) }) {
+                    var failure = error
+                    failure.message = "A removed user's archives could not leave the disk (\(error.message)); they stay out of reach of reads and go with the next write."
+                    batch.report(failure)
+                }
+            }
+        }
+        state.withLock { $0.trashesToDelete += trashes }
+        if !failed { removals.markDone(upTo: end) }
+    }
+
     /// Records the signed-in user a switch, sign-out or removal left due (see
     /// ``Configuration/followsSignedInUser``), unless the record already says so.
     private func recordDueSignedInUser(_ batch: inout DiskWriter.Batch) {
@@ -123,7 +183,7 @@ extension AppCache {
     func readsMayReach(_ path: CachePath) -> Bool {
         // A process that reads the disk counts as present: writers of others write back promptly.
         disk.coordinator.presence.renew()
-        return !state.withLock { $0.dueWipes.covers(path.directory) }
+        return !disk.coordinator.removals.covers(path.directory) && !state.withLock { $0.dueWipes.covers(path.directory) }
     }
 
     /// Carries out the removals still due, before work that lists or measures the disk.

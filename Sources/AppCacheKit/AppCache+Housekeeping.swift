@@ -218,7 +218,9 @@ extension AppCache {
     ///   for every reader.
     private func mergedEntries(memoryUser: Int?, paths: [CachePath], due: DueWipes) -> [CacheEntry] {
         let now = configuration.now()
-        let paths = due.isEmpty ? paths : paths.filter { !due.covers($0.directory) }
+        // Removed but still on disk (this process's removals, or another's): not listed.
+        let removals = disk.coordinator.removals
+        let paths = paths.filter { !due.covers($0.directory) && !removals.covers($0.directory) }
         let change = disk.changeCount
         let (memoryEntries, epoch, thresholds) = state.withLock { state in
             state.observe(change: change)

@@ -312,6 +312,8 @@ extension AppCache {
             record, payload in
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
         }
+        // What the read met on the way (damage skipped in a pack, a planted file) is told now.
+        reports.deliver(to: configuration.diagnostics)
         var record: ArchiveRecord
         let items: ErasedItems
         let identity: FileVersion

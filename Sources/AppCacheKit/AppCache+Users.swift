@@ -120,11 +120,11 @@ extension AppCache {
         switchUser(to: recorded, recording: false)
     }
 
-    /// Removes every collection of some users: from memory (and from every read) at once, from
-    /// disk on the write-back queue (``DueWipes``); `resolveUsers` names them inside the lock
-    /// (the current one, or given ones) and may switch the current user in the same step;
-    /// `allUsers` takes every user directory on disk and every user in memory instead.
-    /// Sessions of the removed users stop holding.
+    /// Removes every collection of some users: from memory and from every read of every
+    /// process at once (``DueWipes``, ``PendingRemovals``), from disk on the write-back queue;
+    /// `resolveUsers` names them inside the lock (the current one, or given ones) and may switch
+    /// the current user in the same step; `allUsers` takes every user directory on disk and
+    /// every user in memory instead. Sessions of the removed users stop holding.
     ///
     /// - Throws: `permissionDenied` on a read-only cache (nothing is removed then).
     func wipe(allUsers: Bool = false, _ resolveUsers: (inout State) -> [String?]) throws {
@@ -133,7 +133,7 @@ extension AppCache {
                 code: .permissionDenied, message: "The cache is read-only: its directory cannot be written; nothing was removed.",
                 path: disk.store.layout.versionPath)
         }
-        state.withLock { state in
+        let directories = state.withLock { state -> [String] in
             let userBefore = state.user
             let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
             if state.user != userBefore, !configuration.followsSignedInUser { state.signedInUserDue = .some(state.user) }
@@ -142,9 +142,32 @@ extension AppCache {
                 state.sessions.didRemoveData(of: user)
                 if let slot = state.sessions.slot(of: user) { state.memory.removeAll(user: slot) }
             }
-            state.dueWipes.add(users.map(CacheLayout.userDirectoryName), allUsers: allUsers)
+            let directories = users.map(CacheLayout.userDirectoryName)
+            state.dueWipes.add(directories, allUsers: allUsers)
+            return directories
         }
         observers.notifyAll()
+        // Every process's reads miss the removed data from now on (and a relaunch's, should
+        // this process be killed before the directories leave the disk): the removal is in the
+        // lock file's shared words before this returns.
+        let removals = disk.coordinator.removals
+        let numbers = allUsers ? [removals.record(nil)] : directories.map { removals.record($0) }
+        let recorded = numbers.allSatisfy { $0 != nil }
+        state.withLock { state in
+            if recorded { state.dueWipes.noteShared(directories, allUsers: allUsers, numbers: numbers.compactMap { $0 }) }
+            state.ownRemovals.formUnion(numbers.compactMap { $0 })
+        }
+        if numbers.contains(where: { $0 != nil }) {
+            // Other processes' memory checks itself against the disk.
+            disk.coordinator.didChange()
+            disk.coordinator.announceChange()
+        }
+        // A removal not in the shared words (too many pending at once), or one a writer passed
+        // before its slot was written, is carried out here and now, under the lock.
+        if !recorded || numbers.contains(where: { $0.map(removals.isPassed) == true }) {
+            try withDiskWrites { _ in }
+            return
+        }
         writeBackQueue.async { [weak self] in
             do {
                 try self?.withDiskWrites { _ in }

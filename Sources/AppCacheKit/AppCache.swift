@@ -117,12 +117,53 @@ public final class AppCache: Sendable {
         /// The current user, as a session for writes bound to them.
         var session: CacheSession { sessions.current }
 
+        /// The root's shared record of removals (``PendingRemovals``), once the disk is open.
+        var removals: PendingRemovals?
+        /// How many removals of the shared record memory has taken into account.
+        var seenRemovals: UInt64 = 0
+        /// The numbers of this cache's own removals in the shared record (it dropped their
+        /// users' entries itself, and what it holds of them since is newer).
+        var ownRemovals: Set<UInt64> = []
+
         /// Takes note of the coordinator's change count: a count someone else moved on means
-        /// every entry must be checked against its archive before it is served again.
+        /// every entry must be checked against its archive before it is served again, and the
+        /// entries of users another process removed go, dirty ones too.
         mutating func observe(change: UInt64) {
             guard change != syncedChange else { return }
             memory.invalidateAll()
             syncedChange = change
+            forgetRemovedUsers()
+        }
+
+        /// Drops what memory holds of users whose data another process removed since this cache
+        /// last looked: dirty entries written back after the removal would bring removed data
+        /// back. Removals it can no longer tell apart (more than the shared record holds) drop
+        /// every user's.
+        private mutating func forgetRemovedUsers() {
+            guard let removals else { return }
+            let recorded = removals.recordedCount
+            guard recorded != seenRemovals else { return }
+            defer {
+                seenRemovals = recorded
+                ownRemovals = ownRemovals.filter { $0 >= recorded }
+            }
+            guard let entries = removals.recorded(since: seenRemovals) else {
+                memory.removeEverything()
+                return
+            }
+            var hashes: Set<UInt64> = []
+            for (number, entry) in zip(seenRemovals..., entries) where !ownRemovals.contains(number) {
+                switch entry {
+                case .directory(let hash): hashes.insert(hash)
+                case .allUsers, .unknown:
+                    memory.removeEverything()
+                    return
+                }
+            }
+            guard !hashes.isEmpty else { return }
+            for user in sessions.knownUsers where hashes.contains(PendingRemovals.hash(of: CacheLayout.userDirectoryName(user))) {
+                if let slot = sessions.slot(of: user) { memory.removeAll(user: slot) }
+            }
         }
     }
 
@@ -184,6 +225,8 @@ public final class AppCache: Sendable {
         state.withLock { state in
             state.syncedChange = change
             state.memory.tracksReads = disk.hasBudget
+            state.removals = disk.coordinator.removals
+            state.seenRemovals = disk.coordinator.removals.recordedCount
         }
         let observers = ChangeObservers()
         self.observers = observers

@@ -4,12 +4,12 @@ public import Foundation
 public final class TemporaryDirectory: Sendable {
     public let url: URL
 
-    /// Creates an empty directory in the system's temporary directory.
+    /// Creates an empty directory, in the system's temporary directory unless told otherwise.
     ///
     /// - Parameter prefix: the start of its name, telling whose it is when one is left behind.
-    public init(prefix: String = "AppCacheTests") throws {
-        url = FileManager.default.temporaryDirectory
-            .appending(path: "\(prefix)-\(UUID().uuidString)", directoryHint: .isDirectory)
+    /// - Parameter base: where to make it; the system's temporary directory by default.
+    public init(prefix: String = "AppCacheTests", in base: URL = FileManager.default.temporaryDirectory) throws {
+        url = base.appending(path: "\(prefix)-\(UUID().uuidString)", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

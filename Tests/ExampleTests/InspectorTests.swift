@@ -124,6 +124,36 @@ struct InspectorTests {
         #expect(try Data(contentsOf: pack) == bytes)
     }
 
+    /// A pack record whose date is no date (a hostile writer's, its checksum made right): the
+    /// inspector lists it as damaged, in its table and in JSON that parses, and lists the rest.
+    @Test(arguments: [Double.nan, .infinity, -.infinity, 1e300])
+    func aPackRecordWhoseDateIsNoDateIsListedAsDamaged(_ seconds: Double) async throws {
+        let scratch = try ExampleTests.Scratch()
+        var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: "ann")
+        configuration.writeBackDelay = .zero
+        configuration.flushesAtExit = false
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1), forKey: "dated")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1), forKey: "fine")
+        let pack = URL(filePath: scratch.cacheRoot + "/version-1/user-ann/.pack")
+        var bytes = try Data(contentsOf: pack)
+        withUnsafeBytes(of: seconds.bitPattern.littleEndian) { bytes.replaceSubrange(24..<32, with: $0) }
+        let checksum = bytes.prefix(32).withUnsafeBytes { CRC32.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(32..<36, with: $0) }
+        try bytes.write(to: pack)
+
+        let table = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)
+        #expect(table.status == 0 || table.status == 3, "\(table.standardError)")
+        #expect(table.standardOutput.contains("fine"))
+        #expect(table.standardOutput.contains("no date a write makes"), "\(table.standardOutput)")
+        let json = try await inspect.run([scratch.cacheRoot, "--json"], scratch: scratch.url)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let archives = try #require(document["archives"] as? [[String: Any]])
+        #expect(archives.count == 1 && archives.first?["key"] as? String == "fine")
+        #expect((document["unreadable"] as? [Any])?.count == 1)
+        #expect(try Data(contentsOf: pack) == bytes, "read-only")
+    }
+
     /// A menu item whose `name` became a number without a schema version bump.
     struct ChangedMenuItem: CacheableModel {
         var itemId: String

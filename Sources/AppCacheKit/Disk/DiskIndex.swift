@@ -54,6 +54,9 @@ struct DiskIndex {
 
     /// The bytes of all archives.
     private(set) var totalBytes = 0
+    /// How many archives each directory holds (`nil`: the version directory itself): the
+    /// directories whose packs count toward the disk's usage.
+    private(set) var archivesByDirectory: [String?: Int] = [:]
     /// Whether a record made the numbers overflow: the index cannot be trusted.
     private(set) var isDamaged = false
 
@@ -85,6 +88,7 @@ struct DiskIndex {
                 return
             }
             totalBytes = total
+            archivesByDirectory[path.directory, default: 0] += 1
             let entry = Entry(size: size, isPinned: isPinned)
             if isPinned { pinned.updateValue(entry, forKey: path) } else { unpinned.updateValue(entry, forKey: path) }
         case .touch(let path):
@@ -118,6 +122,11 @@ struct DiskIndex {
     private mutating func remove(_ path: CachePath) {
         if let old = unpinned.removeValue(forKey: path) ?? pinned.removeValue(forKey: path) {
             totalBytes -= old.size
+            if let count = archivesByDirectory[path.directory], count > 1 {
+                archivesByDirectory[path.directory] = count - 1
+            } else {
+                archivesByDirectory[path.directory] = nil
+            }
         }
     }
 }

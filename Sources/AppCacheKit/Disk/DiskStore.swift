@@ -18,7 +18,9 @@ struct DiskStore: Sendable {
     init(layout: CacheLayout, fileSystem: FileSystem, packLimit: Int = 0, maximumPackSize: Int = PackFile.maximumSize) {
         self.layout = layout
         self.fileSystem = fileSystem
-        packs = PackTable(limit: packLimit, maximumSize: maximumPackSize)
+        packs = PackTable(
+            limit: packLimit, maximumSize: maximumPackSize, identify: { [layout] bytes in Self.nameHash(ofArchive: bytes, layout: layout) },
+            onDamage: fileSystem.onDamage)
     }
 
     /// Payloads longer than this are checked against their checksum in bounded chunks before
@@ -244,6 +246,11 @@ struct DiskStore: Sendable {
         _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of file: FileFacts,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {
+        // A date from disk that no write makes (not finite, or beyond the years 1 to 9999) is
+        // damage, not a date to compute an age from.
+        guard DiskDate.isSane(file.modificationDate) else {
+            return .damaged(Problem(code: .corruptArchive, message: "The archive's date is no date a write makes."), identity: file.identity)
+        }
         guard CRC32.checksum(payload) == header.payloadChecksum else {
             return .damaged(
                 Problem(code: .corruptArchive, message: "Unreadable archive: \(ArchiveDefect.payloadChecksumMismatch)."),
@@ -378,6 +385,7 @@ struct DiskStore: Sendable {
         of header: Result<(ArchiveHeader, Int), ArchiveDefect>, archiveLength: Int, size: Int, cachedDate: Date, identity: FileVersion,
         isPacked: Bool
     ) -> SummaryRead {
+        guard DiskDate.isSane(cachedDate) else { return .unreadable("its date is no date a write makes", size: size) }
         switch header {
         case .success(let (header, headerLength)):
             guard header.payloadLength == UInt64(archiveLength - headerLength) else {

@@ -321,20 +321,18 @@ final class DiskWriter: Sendable {
         /// Rewrites the packs among `directories` whose dead records outweigh their live ones,
         /// each through a temporary file announced in the journal. A failure is reported and
         /// leaves the pack as it was.
+        /// Rewrites `directory`'s pack with its live records only (see
+        /// ``JournalLedger/compactPack(inDirectory:)``).
+        ///
+        /// - Returns: whether it did.
+        @discardableResult
+        mutating func compactPack(inDirectory directory: String) -> Bool {
+            ledger.compactPack(inDirectory: directory)
+        }
+
         private mutating func compactWastefulPacks(_ directories: Set<String>) {
             for directory in directories.sorted() where store.packs.isWasteful(directory) {
-                let temporaryName = FileSystem.temporaryName()
-                ledger.announce([.willCompact(temporaryName: temporaryName)])
-                do throws(SystemError) {
-                    try store.packs.compact(directory, temporaryName: temporaryName, fileSystem: store.fileSystem)
-                } catch {
-                    report(AppCacheError(
-                        code: error.code, message: "A pack of small archives could not be compacted; it stays as it was.",
-                        path: error.path, underlyingError: error))
-                }
-                ledger.record(.temporaryGone(name: temporaryName))
-                // Other processes must read the new pack.
-                ledger.changedDisk = true
+                compactPack(inDirectory: directory)
             }
         }
 
@@ -448,11 +446,12 @@ final class DiskWriter: Sendable {
             store.sweepTemporaryFiles()
         }
 
-        /// The bytes the archives take, of every user and process, from the disk index
-        /// (loaded, and kept from now on, if it was not).
+        /// The bytes the archives take on disk, of every user and process: their files and
+        /// their directories' packs, dead records included (see
+        /// ``JournalLedger/diskUsage()``). Loads the disk index, and keeps it from now on, if
+        /// it was not.
         mutating func diskUsage() -> Int {
-            ledger.ensureIndex()
-            return ledger.index?.totalBytes ?? 0
+            ledger.diskUsage()
         }
 
         /// Loads the disk index (replaying the journal, or rebuilding it) and keeps it.

@@ -377,20 +377,79 @@ struct JournalLedger {
 
     // MARK: - The budget
 
-    /// Removes least recently used archives (unpinned first) until the rest fit in `limit`.
+    /// The bytes the cache's archives take on disk: their files, and their directories' packs
+    /// whole, records no longer live and damage included (not the journal or the lock file).
+    /// What the disk budget bounds. Call holding the lock file's lock.
+    mutating func diskUsage() -> Int {
+        ensureIndex()
+        return (index?.totalBytes ?? 0) + packWaste().values.reduce(0, +)
+    }
+
+    /// The bytes each pack takes beyond its live records, by directory, for the directories
+    /// that hold archives (a pack whose last live record goes is removed with it).
+    private func packWaste() -> [String: Int] {
+        var waste: [String: Int] = [:]
+        for directory in (index?.archivesByDirectory.keys).map(Array.init) ?? [] {
+            let name = directory ?? CacheLayout.sharedDirectoryName
+            let bytes = store.packs.waste(inDirectory: name, fileSystem: store.fileSystem)
+            if bytes > 0 { waste[name] = bytes }
+        }
+        return waste
+    }
+
+    /// Keeps what the archives take on disk within `limit`: removes least recently used
+    /// archives (unpinned first) until the live ones fit, and compacts the packs whose dead
+    /// records (a removed packed archive leaves one, and its record) take the rest past it,
+    /// most wasteful first. What this batch wrote is counted: the disk holds at most `limit`
+    /// once the batch ends, and at most one batch's writes more while it runs.
     private mutating func enforce(_ limit: Int) {
-        while let total = index?.totalBytes, total > limit, let victim = index?.nextVictim {
-            announce([.willChange(path: victim.path, temporaryName: FileSystem.temporaryName())])
-            do {
-                try store.removeFile(at: victim.path)
-            } catch {
-                var failure = error
-                failure.message = "An archive could not be removed to keep within the disk budget."
-                problems.append(failure)
-                return
+        var waste = packWaste()
+        func usage() -> Int { (index?.totalBytes ?? 0) + waste.values.reduce(0, +) }
+        while usage() > limit {
+            if let total = index?.totalBytes, total > limit, let victim = index?.nextVictim {
+                announce([.willChange(path: victim.path, temporaryName: FileSystem.temporaryName())])
+                do {
+                    try store.removeFile(at: victim.path)
+                } catch {
+                    var failure = error
+                    failure.message = "An archive could not be removed to keep within the disk budget."
+                    problems.append(failure)
+                    return
+                }
+                index?.apply(.remove(path: victim.path))
+                record(.remove(path: victim.path))
+                // A packed archive leaves dead records behind; a file leaves nothing.
+                let directory = victim.path.directory ?? CacheLayout.sharedDirectoryName
+                waste[directory] = store.packs.waste(inDirectory: directory, fileSystem: store.fileSystem)
+                continue
             }
-            index?.apply(.remove(path: victim.path))
-            record(.remove(path: victim.path))
+            // The live archives fit: the rest is packs' dead records, given back by compaction.
+            guard let directory = waste.max(by: { $0.value < $1.value })?.key, compactPack(inDirectory: directory) else { return }
+            waste[directory] = store.packs.waste(inDirectory: directory, fileSystem: store.fileSystem)
+        }
+    }
+
+    /// Rewrites `directory`'s pack with its live records only, through a temporary file
+    /// announced in the journal. A failure is reported and leaves the pack as it was.
+    ///
+    /// - Returns: whether it did.
+    @discardableResult
+    mutating func compactPack(inDirectory directory: String) -> Bool {
+        let temporaryName = FileSystem.temporaryName()
+        announce([.willCompact(temporaryName: temporaryName)])
+        defer {
+            record(.temporaryGone(name: temporaryName))
+            // Other processes must read the new pack.
+            changedDisk = true
+        }
+        do throws(SystemError) {
+            try store.packs.compact(directory, temporaryName: temporaryName, fileSystem: store.fileSystem)
+            return true
+        } catch {
+            problems.append(AppCacheError(
+                code: error.code, message: "A pack of small archives could not be compacted; it stays as it was.",
+                path: error.path, underlyingError: error))
+            return false
         }
     }
 

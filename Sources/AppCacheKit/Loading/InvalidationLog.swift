@@ -76,7 +76,7 @@ struct InvalidationLog: Equatable, Sendable {
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        Int64(clampingRounded: date.timeIntervalSince1970 * 1000, .down)
     }
 
     // MARK: - The file
@@ -101,7 +101,9 @@ struct InvalidationLog: Equatable, Sendable {
         guard bytes.count <= Self.maximumSize else { return }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(Self.capacity) {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            // A moment that is no date a write makes is damage: the line is skipped.
             guard fields.count == 5, CachePath.isValidComponent(fields[0]), let milliseconds = Int64(fields[4]),
+                DiskDate.isSane(millisecondsSince1970: milliseconds),
                 let key = Self.unescape(fields[3]), let cacheName = fields[1] == "*" ? .some(nil) : Self.unescape(fields[1]).map(Optional.some)
             else { continue }
             let match: KeyMatch

@@ -209,7 +209,7 @@ struct OutboxLog: Equatable, Sendable {
         let valueLength = Int(body.readLittleEndian(at: start + 32) as UInt32)
         let keyCount = keyLength == UInt32.max ? 0 : Int(keyLength)
         guard nameLength <= maximumNameLength, keyCount <= ArchiveHeader.maximumNameLength, valueLength <= maximumValueLength,
-            body.count == 36 + nameLength + keyCount + valueLength
+            body.count == 36 + nameLength + keyCount + valueLength, DiskDate.isSane(millisecondsSince1970: milliseconds)
         else { return nil }
         var offset = start + 36
         func text(_ count: Int) -> String? {

@@ -38,7 +38,9 @@ enum ModelMismatchLog {
         var entries: [Entry] = []
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(capacity) {
             let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
-            guard fields.count == 4, let size = Int(fields[1]), size >= 0, let milliseconds = Int64(fields[2]) else { continue }
+            guard fields.count == 4, let size = Int(fields[1]), size >= 0, let milliseconds = Int64(fields[2]),
+                DiskDate.isSane(millisecondsSince1970: milliseconds)
+            else { continue }
             let parts = fields[0].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, CachePath.isValidComponent(parts[1]), parts[0].isEmpty || CachePath.isValidComponent(parts[0]) else { continue }
             entries.append(Entry(
@@ -60,6 +62,6 @@ enum ModelMismatchLog {
 
     /// The milliseconds of `date`, as recorded.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        Int64(clampingRounded: date.timeIntervalSince1970 * 1000, .toNearestOrAwayFromZero)
     }
 }

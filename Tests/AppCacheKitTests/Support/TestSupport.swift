@@ -39,8 +39,9 @@ struct Fixture {
     let clock = TestClock()
     let diagnostics = DiagnosticsRecorder()
 
-    init(prefix: String = "AppCacheKitTests") throws {
-        directory = try TemporaryDirectory(prefix: prefix)
+    /// - Parameter base: where the root goes (the system's temporary directory by default).
+    init(prefix: String = "AppCacheKitTests", in base: URL = FileManager.default.temporaryDirectory) throws {
+        directory = try TemporaryDirectory(prefix: prefix, in: base)
     }
 
     var root: URL { directory.url }

@@ -60,7 +60,9 @@ import Musl
 ///   descriptor or an unmapped page.
 ///
 /// Every access to the words is an atomic operation (``SharedWords``): other processes and
-/// threads write them while this one reads. Only the lock holder writes them. Their values are
+/// threads write them while this one reads. Only the lock holder writes them, but for the
+/// presence slots (``PeerPresence``), the sender lease (``SenderLease``), removals being
+/// recorded (``PendingRemovals``) and the change count a recorded removal moves on. Their values are
 /// untrusted like any file's bytes: a wrong one costs a needless check or compaction, never
 /// wrong data. A process that truncated the file while another has it mapped would make that
 /// one fault: the file is the cache's own, created owner-only, and never truncated by the cache.
@@ -76,8 +78,9 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// The lock file's name in the version directory.
     static let fileName = ".lock"
 
-    /// The bytes the file is grown to, so that the mapped words are always inside it.
-    private static let fileSize = 128
+    /// The bytes the file is grown to, so that the mapped words are always inside it: up to the
+    /// last of ``PendingRemovals``' words.
+    private static let fileSize = (PendingRemovals.firstSlot + PendingRemovals.capacity) * 8
     /// The size of the files of the first releases, which had words 0 to 3 only: read-only,
     /// such a file is still mapped (the words past its end read as zero, in its one page).
     private static let firstFileSize = 64
@@ -87,12 +90,14 @@ final class ProcessCoordinator: @unchecked Sendable {
     private let mapping: UnsafeMutableRawPointer
     /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
     /// layout version; 4: the root's disk budget; 5: ``SenderLease``; 6: the journal's length;
-    /// 7: the journal's generation; 8 to 15: ``PeerPresence``.
+    /// 7: the journal's generation; 8 to 15: ``PeerPresence``; 16 to 49: ``PendingRemovals``.
     private let words: SharedWords
     /// Which processes use the root now.
     let presence: PeerPresence
     /// Which process sends the queued changes of the root's outbox.
     let senderLease: SenderLease
+    /// The user directories removed but not yet off the disk.
+    let removals: PendingRemovals
     /// Whether the cache may not change the disk (see "Read-only roots").
     let isReadOnly: Bool
     /// Which file `descriptor` is now; changed only by the lock holder.
@@ -159,6 +164,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         words = SharedWords(base: mapped.bindMemory(to: UInt64.self, capacity: Self.fileSize / 8), descriptor: descriptor)
         presence = PeerPresence(words: words, mayWrite: !readOnly)
         senderLease = SenderLease(words: words, mayWrite: !readOnly)
+        removals = PendingRemovals(words: words, mayWrite: !readOnly)
     }
 
     deinit {
@@ -263,7 +269,8 @@ final class ProcessCoordinator: @unchecked Sendable {
         flock(descriptor, LOCK_UN)
     }
 
-    /// Counts one more batch that changed the disk. Call while holding the lock.
+    /// Counts one more batch that changed the disk. Call while holding the lock, or right
+    /// after recording a removal (``PendingRemovals``), which changes what reads find.
     ///
     /// - Returns: the new count.
     @discardableResult

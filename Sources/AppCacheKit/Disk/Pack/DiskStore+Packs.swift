@@ -16,6 +16,9 @@ extension DiskStore {
     ) -> Read<Found> {
         let entry = packed.entry
         let facts = FileFacts(identity: entry.identity, modificationDate: entry.cachedDate)
+        if let damage = entry.damage {
+            return .damaged(Problem(code: .corruptArchive, message: "The archive's newest record in its pack is damaged (\(damage))."), identity: facts.identity)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.bodyLength, alignment: 16)
         defer { buffer.deallocate() }
         guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
@@ -27,6 +30,9 @@ extension DiskStore {
     /// The header of an archive in a pack, and its date and size (what the record takes).
     static func packedSummary(_ packed: PackTable.Located) -> SummaryRead {
         let entry = packed.entry
+        if let damage = entry.damage {
+            return .unreadable("its newest record in its pack is damaged (\(damage))", size: entry.length)
+        }
         return summary(
             of: packedHeader(packed), archiveLength: entry.bodyLength, size: entry.length, cachedDate: entry.cachedDate,
             identity: entry.identity, isPacked: true)
@@ -54,6 +60,14 @@ extension DiskStore {
         let prefix = min(entry.bodyLength, 4096)
         if let result = read(prefix) { return result }
         return read(entry.bodyLength) ?? .failure(.truncated)
+    }
+
+    /// The hash of the file name of the archive whose bytes start `bytes` (its header's names
+    /// under `layout`), or `nil` when no archive header reads there: how a pack names the
+    /// collection whose damaged record a stretch of damage begins.
+    static func nameHash(ofArchive bytes: UnsafeRawBufferPointer, layout: CacheLayout) -> UInt64? {
+        guard let header = try? ArchiveHeader.parse(bytes) else { return nil }
+        return StableHash.value64(layout.archivePath(for: ArchiveKey(user: header.0.user, cacheName: header.0.cacheName, key: header.0.key)).name)
     }
 
     /// The path of the packed archive `packed`, from its header's names: `nil` when its header

@@ -21,9 +21,11 @@ import Musl
 /// Records are only ever appended, under the lock file's lock (``DiskWriter``); a pack is
 /// replaced whole by its compaction (``PackTable``), so a reader holding an old one open
 /// reads a consistent, older pack. The pack is untrusted input: it is read in bounded chunks,
-/// every prefix checked (``PackRecord/parse(_:maximumBodyLength:)``), and a read stops at the
-/// first record that is not whole (an append under way, or a crash's) or not a record
-/// (damage); a writer cuts such a tail off before appending.
+/// every prefix checked (``PackRecord/parse(_:maximumBodyLength:)``); bytes that are no record
+/// (damage) are skipped to the next record that checks, so they cost only what they held; a
+/// read stops at a record that is not whole (an append under way, or a crash's), and a writer
+/// cuts such a tail off (or garbage after the last record) before appending, never a record
+/// that checks.
 ///
 /// Thread safety: `Sendable`; the descriptor is closed when the last copy goes
 /// (``DescriptorHandle``), so a read holding one never sees it closed or reused.
@@ -117,17 +119,31 @@ struct PackFile: Sendable {
 
     /// Where reading the pack stopped.
     enum Stop: Equatable {
-        /// At its end, every record whole.
+        /// At its end, every record whole (damage between records skipped).
         case end
         /// At a record not yet (or never) wholly written: an append under way or a crash's.
         case incomplete
-        /// At bytes that are no record, and why.
+        /// At bytes that are no record, with no record that checks after them: garbage at the
+        /// end of the pack (or an append under way that a reader saw half copied), and why.
         case damaged(String)
     }
 
     /// Reads the records from `index.end` up to `size` into `index`, in chunks of
     /// ``chunkSize``; the body of a record is not read.
-    func scan(into index: inout PackIndex, upTo size: Int, maximumBodyLength: Int) -> Stop {
+    ///
+    /// Bytes that are no record (a prefix that fails its checksum, a kind or a length that no
+    /// record has) cost only themselves: reading goes on at the next offset where a prefix
+    /// checks and its record fits in the pack, as log-structured stores recover their logs (the
+    /// magic and the prefix's CRC-32 make a false match vanishingly rare, and the name hash,
+    /// sequence and archive header check a record again when it is read). The skipped bytes go
+    /// into the index as damage, naming the archive whose record they begin when
+    /// `identify` still finds its name in the archive header after the prefix.
+    ///
+    /// - Parameter identify: the hash of the file name of the archive whose bytes (header
+    ///   first) are given, or `nil` when they are no archive's.
+    func scan(
+        into index: inout PackIndex, upTo size: Int, maximumBodyLength: Int, identify: (UnsafeRawBufferPointer) -> UInt64? = { _ in nil }
+    ) -> Stop {
         guard size <= Self.maximumSize else { return .damaged("the pack is larger than any pack can be") }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -139,9 +155,15 @@ struct PackFile: Sendable {
             scanning: while position < filled {
                 switch PackRecord.parse(UnsafeRawBufferPointer(rebasing: buffer[position..<filled]), maximumBodyLength: maximumBodyLength) {
                 case .damaged(let reason):
-                    return .damaged(reason)
+                    let damaged = start + position
+                    guard let next = nextRecord(after: damaged, upTo: size, maximumBodyLength: maximumBodyLength) else {
+                        return .damaged(reason)
+                    }
+                    index.skipDamage(from: damaged, to: next, reason: reason, naming: name(ofDamagedRecordAt: damaged, before: next, identify))
+                    break scanning
                 case .incomplete:
                     // The prefix goes on in the next chunk (read from it), or the pack ends.
+                    if start + filled >= size { return .incomplete }
                     break scanning
                 case .record(let record):
                     guard start + position + record.length <= size else { return .incomplete }
@@ -149,10 +171,47 @@ struct PackFile: Sendable {
                     position += record.length
                 }
             }
-            // Not even one prefix in a chunk: the pack ends within it.
-            if index.end == start { return .incomplete }
         }
         return .end
+    }
+
+    /// The offset of the first record after `damaged` whose prefix checks and whose record
+    /// fits within `size`; `nil` when there is none.
+    private func nextRecord(after damaged: Int, upTo size: Int, maximumBodyLength: Int) -> Int? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var from = damaged + 1
+        while from + PackRecord.prefixLength <= size {
+            let filled = read(into: buffer, count: min(Self.chunkSize, size - from), at: from)
+            guard filled >= PackRecord.prefixLength else { return nil }
+            var position = 0
+            while position + PackRecord.prefixLength <= filled {
+                if buffer[position] == PackRecord.magic.0, buffer[position + 1] == PackRecord.magic.1,
+                    case .record(let record) = PackRecord.parse(
+                        UnsafeRawBufferPointer(rebasing: buffer[position..<position + PackRecord.prefixLength]),
+                        maximumBodyLength: maximumBodyLength),
+                    from + position + record.length <= size
+                {
+                    return from + position
+                }
+                position += 1
+            }
+            // The next chunk starts where a prefix could still begin unseen.
+            from += position
+        }
+        return nil
+    }
+
+    /// The hash of the archive whose record begins at `damaged` (its prefix damaged, its body
+    /// perhaps whole), from the header where its body would start; `nil` when none reads there.
+    private func name(ofDamagedRecordAt damaged: Int, before next: Int, _ identify: (UnsafeRawBufferPointer) -> UInt64?) -> UInt64? {
+        let bodyStart = damaged + PackRecord.prefixLength
+        let count = min(next - bodyStart, 4096)
+        guard count > 0 else { return nil }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+        defer { buffer.deallocate() }
+        guard read(into: buffer, count: count, at: bodyStart) == count else { return nil }
+        return identify(UnsafeRawBufferPointer(buffer))
     }
 
     /// Reads `count` bytes at `offset` into `buffer`, retrying interrupted reads.

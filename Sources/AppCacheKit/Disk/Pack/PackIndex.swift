@@ -1,10 +1,13 @@
 import Foundation
 
 /// What one process knows of a user directory's pack (``PackFile``): where each live archive's
-/// record is, and how far the pack has been read.
+/// record is, how far the pack has been read, and the damage met on the way.
 ///
 /// A value, applied record by record in the pack's order, whether the records were read from
-/// the file or just appended by this process: both give the same index.
+/// the file or just appended by this process: both give the same index. Bytes that are no
+/// record (damage, skipped to the next record that checks) are noted as such: they count as
+/// dead, and an archive whose newest record they held (when its archive header still names
+/// it) is known to be damaged rather than served from an older record.
 struct PackIndex {
     /// Where one archive's newest record is.
     struct Entry: Equatable, Sendable {
@@ -15,6 +18,9 @@ struct PackIndex {
         /// Which write of the archive this is: its ``FileVersion``.
         var sequence: UInt64
         var cachedDate: Date
+        /// Why the archive must not be read, if it must not: its newest record is damage (a
+        /// date that is none, or bytes that are no record), so this one is not its newest.
+        var damage: String?
 
         /// The record's bytes, prefix and body: what the archive takes in the pack.
         var length: Int { PackRecord.prefixLength + bodyLength }
@@ -23,31 +29,57 @@ struct PackIndex {
         var identity: FileVersion { FileVersion(value: sequence) }
     }
 
+    /// A stretch of the pack that is no record, skipped while reading.
+    struct Damage: Equatable, Sendable {
+        var offset: Int
+        var length: Int
+        var reason: String
+    }
+
     /// The live archives, by the hash of their file names.
     private(set) var entries: [UInt64: Entry] = [:]
     /// The end of the last whole record read or appended: where the next one starts.
     private(set) var end = 0
     /// The bytes the live archives' records take.
     private(set) var liveBytes = 0
+    /// The stretches of damage met, in the pack's order.
+    private(set) var damage: [Damage] = []
 
-    /// The bytes of records no longer live (replaced, removed, re-dated).
+    /// The bytes of records no longer live (replaced, removed, re-dated) and of damage.
     var deadBytes: Int { end - liveBytes }
 
     /// Takes the record at `offset`, which must be ``end``, into account.
     mutating func apply(_ record: PackRecord, at offset: Int) {
         assert(offset == end, "records are applied in the pack's order")
         end = offset + record.length
+        let damage = record.hasSaneDate ? nil : "a record whose date is no date a write makes"
+        if damage != nil { self.damage.append(Damage(offset: offset, length: record.length, reason: damage!)) }
         switch record.kind {
         case .archive:
-            let entry = Entry(offset: offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate)
+            var entry = Entry(offset: offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate)
+            entry.damage = damage
             if let old = entries.updateValue(entry, forKey: record.nameHash) { liveBytes -= old.length }
             liveBytes += entry.length
         case .removal:
             if let old = entries.removeValue(forKey: record.nameHash) { liveBytes -= old.length }
         case .redating:
-            entries[record.nameHash]?.cachedDate = record.cachedDate
-            entries[record.nameHash]?.sequence = record.sequence
+            guard entries[record.nameHash] != nil else { return }
+            if let damage {
+                entries[record.nameHash]?.damage = damage
+            } else {
+                entries[record.nameHash]?.cachedDate = record.cachedDate
+                entries[record.nameHash]?.sequence = record.sequence
+            }
         }
+    }
+
+    /// Notes that the bytes from `offset` (``end``) to `next` are no record, and why; with
+    /// `hash`, the archive whose record they begin (its header still names it) is damaged.
+    mutating func skipDamage(from offset: Int, to next: Int, reason: String, naming hash: UInt64?) {
+        assert(offset == end && next > offset, "damage is skipped in the pack's order")
+        end = next
+        damage.append(Damage(offset: offset, length: next - offset, reason: reason))
+        if let hash, entries[hash] != nil { entries[hash]?.damage = reason }
     }
 
     /// The live archive whose file name hashes to `hash`.

@@ -38,6 +38,11 @@ struct PackRecord: Equatable, Sendable {
     /// The record's bytes in the pack, prefix and body.
     var length: Int { Self.prefixLength + bodyLength }
 
+    /// Whether its date is one the cache could have written (``DiskDate``): a record whose
+    /// prefix checks but whose date does not (a hostile or buggy writer's) is damage, its
+    /// collection a miss.
+    var hasSaneDate: Bool { DiskDate.isSane(cachedDate) }
+
     /// The prefix's bytes.
     func prefix() -> [UInt8] {
         var bytes: [UInt8] = []

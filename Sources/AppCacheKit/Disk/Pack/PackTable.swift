@@ -13,9 +13,12 @@ import Musl
 /// A reader asks ``locate(_:fileSystem:change:)``. While the disk's shared change count stays
 /// the one the pack was last checked at, that costs no system call; once it moved (any process
 /// changed the disk), one `fstatat` tells whether the pack is the same file, grown (its new
-/// records are read), or replaced (it is read again from the start). A writer, under the lock
-/// file's lock, checks the pack the same way, cuts off a tail that is not whole records and
-/// appends all its records in one `write` (``append(_:toDirectory:fileSystem:)``).
+/// records are read), or replaced (it is read again from the start). Damage met while reading
+/// is skipped (``PackFile/scan(into:upTo:maximumBodyLength:identify:)``) and reported once. A
+/// writer, under the lock file's lock, checks the pack the same way, cuts off a tail after the
+/// last record that checks (a torn append, or garbage) and appends all its records in one
+/// `write` (``append(_:toDirectory:fileSystem:)``); damage between records stays until a
+/// compaction drops it.
 ///
 /// Thread safety: `Sendable`. One ``BlockingLock`` guards the table; it is held across the
 /// short file I/O of checking, reading new records and appending (its job is to order those),
@@ -41,15 +44,27 @@ final class PackTable: Sendable {
         var size = 0
         /// Why reading stopped before ``size``, if it did.
         var stop: PackFile.Stop = .end
+        /// How many of the index's stretches of damage were reported.
+        var reportedDamage = 0
     }
 
     private let slots = BlockingLock<[String: Slot]>([:])
     /// The largest pack written to: past it, archives are files of their own.
     let maximumSize: Int
+    /// The hash of the file name of the archive whose bytes (header first) are given, or `nil`:
+    /// names the collection whose record a stretch of damage begins.
+    private let identify: @Sendable (UnsafeRawBufferPointer) -> UInt64?
+    /// Told of damage met while reading: the pack's path and what was found.
+    private let onDamage: @Sendable (String, String) -> Void
 
-    init(limit: Int, maximumSize: Int = PackFile.maximumSize) {
+    init(
+        limit: Int, maximumSize: Int = PackFile.maximumSize, identify: @escaping @Sendable (UnsafeRawBufferPointer) -> UInt64? = { _ in nil },
+        onDamage: @escaping @Sendable (String, String) -> Void = { _, _ in }
+    ) {
         self.limit = min(max(limit, 0), Self.maximumBodyLength)
         self.maximumSize = min(maximumSize, PackFile.maximumSize)
+        self.identify = identify
+        self.onDamage = onDamage
     }
 
     /// An archive found in a pack: the pack it is in (held open) and where.
@@ -160,7 +175,29 @@ final class PackTable: Sendable {
             entries.append((appending.record.kind == .archive ? slot.index[appending.record.nameHash] : nil, wasLive))
         }
         slot.size = slot.index.end
+        if slot.index.entries.isEmpty {
+            // Nothing live is left: the pack is only dead records, which nothing counts or
+            // reads. It goes (a reader holding it open still reads it whole).
+            if let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) {
+                unlinkat(held, PackFile.name, 0)
+                close(held)
+            }
+            slot = Slot()
+        }
         return (entries, damage)
+    }
+
+    /// The bytes `directory`'s pack takes beyond its live records (replaced and removed
+    /// records, damage, a torn tail), checked against the file now: what a compaction would
+    /// give back. Call holding the lock file's lock.
+    func waste(inDirectory directory: String, fileSystem: FileSystem) -> Int {
+        slots.withLock { slots in
+            var slot = slots[directory] ?? Slot()
+            defer { slots[directory] = slot }
+            try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
+            guard slot.file != nil else { return 0 }
+            return max(slot.size - slot.index.liveBytes, 0)
+        }
     }
 
     /// Whether `directory`'s pack, as this process last saw it, can take `bytes` more and stay
@@ -170,8 +207,8 @@ final class PackTable: Sendable {
         slots.withLock { slots in (slots[directory]?.size ?? 0) + bytes <= maximumSize }
     }
 
-    /// Whether `directory`'s pack holds more dead records than live ones, and enough of them
-    /// to be worth rewriting (as this process last saw it).
+    /// Whether `directory`'s pack holds more dead records (and damage) than live ones, and
+    /// enough of them to be worth rewriting (as this process last saw it).
     func isWasteful(_ directory: String) -> Bool {
         slots.withLock { slots in
             guard let index = slots[directory]?.index else { return false }
@@ -208,7 +245,9 @@ final class PackTable: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumBodyLength, alignment: 16)
         defer { buffer.deallocate() }
         do throws(SystemError) {
-            for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) {
+            // Every record that checks, and nothing else: damage (and an archive whose newest
+            // record was damage) does not outlive the compaction.
+            for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where entry.damage == nil {
                 guard file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
                     throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
                 }
@@ -270,16 +309,32 @@ final class PackTable: Sendable {
                 slot.checkedAt = change
                 return
             }
-            if !(isSameFile && file.number == slot.file?.number) { slot.index = PackIndex() }
+            if !(isSameFile && file.number == slot.file?.number) {
+                slot.index = PackIndex()
+                slot.reportedDamage = 0
+            }
             slot.file = file
             size = openedSize
         }
         if size > slot.index.end, let file = slot.file {
-            slot.stop = file.scan(into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength)
+            slot.stop = file.scan(into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength, identify: identify)
+            reportDamage(in: &slot, directory, fileSystem)
         } else {
             slot.stop = .end
         }
         slot.size = size
         slot.checkedAt = change
+    }
+
+    /// Tells ``onDamage`` of the stretches of damage `slot`'s index met since the last report:
+    /// each once per pack this process reads.
+    private func reportDamage(in slot: inout Slot, _ directory: String, _ fileSystem: FileSystem) {
+        let damage = slot.index.damage
+        guard slot.reportedDamage < damage.count else { return }
+        let display = fileSystem.displayPath(PackFile.path(in: directory))
+        for stretch in damage[slot.reportedDamage...] {
+            onDamage(display, "damage in a pack of small archives (\(stretch.reason), \(stretch.length) bytes at \(stretch.offset)); only the records there are lost")
+        }
+        slot.reportedDamage = damage.count
     }
 }

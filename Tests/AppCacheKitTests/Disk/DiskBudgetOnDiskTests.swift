@@ -1,0 +1,75 @@
+import AppCacheTestSupport
+import Foundation
+import MenuModel
+import Testing
+
+@_spi(Benchmarks) @testable import AppCacheKit
+
+/// The disk budget bounds what the archives take on disk: their files and their packs whole,
+/// records no longer live included, and `diskUsage` says exactly that.
+struct DiskBudgetOnDiskTests {
+    /// The bytes of every archive file and pack under the root's version directory.
+    static func bytesOnDisk(_ fixture: Fixture) -> Int {
+        let version = fixture.layout().versionPath
+        var total = 0
+        let enumerator = FileManager.default.enumerator(atPath: version)
+        while let name = enumerator?.nextObject() as? String {
+            let last = (name as NSString).lastPathComponent
+            guard last == PackFile.name || last.hasSuffix(CacheLayout.archiveSuffix) else { continue }
+            total += (try? FileManager.default.attributesOfItem(atPath: version + "/" + name)[.size] as? Int) ?? 0
+        }
+        return total
+    }
+
+    /// 1,000 write-through writes of keys written again and again, of sizes packed and not,
+    /// with removals between: after each, the bytes on disk are within the budget and
+    /// `diskUsage` is exactly them. (Before, replaced records stayed in the pack uncounted:
+    /// ten writes left 135,117 bytes under a 120,000-byte budget.)
+    @Test(arguments: [120_000, 2_000_000])
+    func theBytesOnDiskStayWithinTheBudget(_ budget: Int) async throws {
+        try await heavy {
+            let fixture = try Fixture()
+            var configuration = fixture.configuration()
+            configuration.packLimit = PackTable.defaultLimit
+            configuration.diskByteLimit = budget
+            let cache = try AppCache(configuration: configuration)
+            var random = SeededRandom(seed: UInt64(budget))
+            var largest = 0
+            for write in 0..<1_000 {
+                let key = "k\(Int.random(in: 0..<60, using: &random))"
+                if write % 17 == 0 {
+                    try cache.removeItems(MenuItem.self, forKey: key)
+                } else {
+                    // Mostly small (a pack record), sometimes over 64 KiB (a file of its own).
+                    let count = Int.random(in: 0..<10, using: &random) == 0 ? 400 : Int.random(in: 1...20, using: &random)
+                    try cache.cacheItems(MenuItem.sampleMenu(count: count, seed: write), forKey: key)
+                }
+                let onDisk = Self.bytesOnDisk(fixture)
+                largest = max(largest, onDisk)
+                #expect(onDisk <= budget, "write \(write): \(onDisk) bytes on disk")
+                #expect(cache.diskUsage == onDisk, "write \(write)")
+            }
+            #expect(largest > budget / 2, "the budget was reached: \(largest)")
+        }
+    }
+
+    /// Removed collections leave dead records behind: they count, and a compaction gives them
+    /// back when the budget needs it, before any live collection is evicted for them.
+    @Test func deadRecordsAreCompactedAwayBeforeLiveOnesAreEvicted() throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.packLimit = PackTable.defaultLimit
+        let unbudgeted = try AppCache(configuration: configuration)
+        for key in 0..<40 { try unbudgeted.cacheItems(MenuItem.sampleMenu(count: 10, seed: key), forKey: "k\(key)") }
+        for key in 0..<30 { try unbudgeted.removeItems(MenuItem.self, forKey: "k\(key)") }
+        let usage = unbudgeted.diskUsage
+        #expect(usage == Self.bytesOnDisk(fixture), "dead records counted")
+        configuration.diskByteLimit = usage / 2
+        let budgeted = try AppCache(configuration: configuration)
+        try budgeted.cacheItems([Plain(value: 1)], forKey: "trigger")
+        #expect(Self.bytesOnDisk(fixture) <= usage / 2)
+        for key in 30..<40 {
+            #expect(try budgeted.getCachedItems(MenuItem.self, forKey: "k\(key)") == MenuItem.sampleMenu(count: 10, seed: key), "k\(key) kept")
+        }
+    }
+}
