@@ -168,7 +168,7 @@ extension AppCache {
         }) else { return }
         if case .some(let recorded) = SignedInUserRecord.read(from: disk.store), recorded == due { return }
         do {
-            try batch.recordSignedInUser(due)
+            try batch.replace(SignedInUserRecord(user: due), at: SignedInUserRecord.path, failure: "The signed-in user could not be recorded for the app's extensions.")
         } catch {
             batch.report(error)
             // Tried again by the next batch, unless a newer switch is due by then.

@@ -51,7 +51,7 @@ extension AppCache {
         let user = state.withLock { $0.user }
         let record = InvalidationLog.Record(
             userDirectory: CacheLayout.userDirectoryName(user), cacheName: cacheName, key: keys,
-            milliseconds: InvalidationLog.milliseconds(configuration.now()))
-        try withDiskWrites { batch in try batch.recordInvalidation(record) }
+            milliseconds: Milliseconds.moment(configuration.now()))
+        try withDiskWrites { batch in try InvalidationLog.record(record, in: &batch) }
     }
 }

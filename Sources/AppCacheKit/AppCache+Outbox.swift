@@ -104,12 +104,12 @@ extension AppCache {
             state.outbox.hasKinds = true
         }
         let entry = OutboxLog.Entry(
-            id: UUID(), enqueuedMilliseconds: InvalidationLog.milliseconds(configuration.now()), name: name, key: mutation.key,
+            id: UUID(), enqueuedMilliseconds: Milliseconds.moment(configuration.now()), name: name, key: mutation.key,
             value: value)
         try withDiskWrites { batch in
             // The user is decided under the lock: a switch that came first has been recorded.
             let user = state.withLock { $0.user }
-            _ = try batch.changeOutbox(for: user) { _ in OutboxLog.enqueued(entry) }
+            _ = try OutboxFile.change(for: user, in: &batch) { _ in OutboxLog.enqueued(entry) }
             state.withLock { state in
                 if state.outbox.user == .some(user) {
                     state.outbox.append(OutboxQueue.Change(entry: entry, mutation: mutation, modelType: ObjectIdentifier(M.Model.self)))

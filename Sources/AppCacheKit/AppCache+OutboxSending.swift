@@ -137,7 +137,7 @@ extension AppCache {
         do {
             let first = try withDiskWrites { batch -> Bool in
                 guard state.withLock({ $0.sessions.holds(job.session) && $0.user == job.session.user }) else { return false }
-                let (queue, _) = try batch.changeOutbox(for: job.session.user) { log in
+                let (queue, _) = try OutboxFile.change(for: job.session.user, in: &batch) { log in
                     guard let head = log.entries.first, head.id == job.id else { return nil }
                     return OutboxLog.attempted(job.id, attempts: head.attempts + 1, error: head.lastError)
                 }
@@ -179,7 +179,7 @@ extension AppCache {
                 try markDone(job)
             case .failed(let error):
                 try withDiskWrites { batch in
-                    _ = try batch.changeOutbox(for: user) { log in
+                    _ = try OutboxFile.change(for: user, in: &batch) { log in
                         guard let entry = log.entries.first(where: { $0.id == job.id }) else { return nil }
                         return OutboxLog.attempted(job.id, attempts: entry.attempts, error: String(describing: error))
                     }
@@ -200,7 +200,7 @@ extension AppCache {
     /// have answered it) and lets the next send start at once.
     private func markDone(_ job: OutboxSend) throws {
         try withDiskWrites { batch in
-            _ = try batch.changeOutbox(for: job.session.user) { log in
+            _ = try OutboxFile.change(for: job.session.user, in: &batch) { log in
                 log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
             }
         }

@@ -90,7 +90,7 @@ extension AppCache {
     /// stale: older than the type's threshold, or invalidated since (``invalidate(_:forKey:)``).
     func isStale<Model: CacheableModel>(_ type: Model.Type, key: String?, cachedAt date: Date) -> Bool {
         if isStale(cachedAt: date, threshold: typeInfo(Model.self).threshold) { return true }
-        return latestInvalidation(of: Model.self, key: key).map { InvalidationLog.milliseconds(date) <= $0 } ?? false
+        return latestInvalidation(of: Model.self, key: key).map { Milliseconds.moment(date) <= $0 } ?? false
     }
 
     /// The latest invalidation of the current user's collection of `Model` under `key`, in
@@ -467,12 +467,12 @@ extension AppCache {
         reportAll([AppCacheError(code: code, message: message, cacheName: key.cacheName, key: key.key, path: absolute, underlyingError: cause)])
         guard !disk.isReadOnly, let summary = disk.store.summary(at: path, forKey: key) else { return }
         let entry = ModelMismatchLog.Entry(
-            archive: path, size: summary.size, cachedMilliseconds: ModelMismatchLog.milliseconds(summary.cachedDate),
+            archive: path, size: summary.size, cachedMilliseconds: Milliseconds.nearest(summary.cachedDate),
             reason: "\(code): \(message)")
         writeBackQueue.async { [weak self] in
             guard let self else { return }
             do {
-                try withDiskWrites { batch in try batch.recordModelMismatch(entry) }
+                try withDiskWrites { batch in try ModelMismatchLog.record(entry, in: &batch) }
             } catch {
                 reportAll([error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)])
             }

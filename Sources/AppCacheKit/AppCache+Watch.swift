@@ -195,7 +195,7 @@ extension AppCache {
             // very moment of the invalidation answered it already).
             let latest = latestInvalidation(of: Model.self, key: key)
             let invalidated = latest.map { latest in
-                cachedDate.map { InvalidationLog.milliseconds($0) <= latest } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
+                cachedDate.map { Milliseconds.moment($0) <= latest } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
             } ?? false
             shouldFetch = invalidated || ((marks.foreground || marks.reconnect) && stale)
         }
@@ -206,7 +206,7 @@ extension AppCache {
         // 3. Fetch.
         if shouldFetch {
             let startedAt = configuration.now()
-            watch.lastFetchStart = InvalidationLog.milliseconds(startedAt)
+            watch.lastFetchStart = Milliseconds.moment(startedAt)
             let (session, switches) = state.withLock { ($0.session, $0.sessions.switches) }
             let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
             let outcome = await flights.join(
@@ -255,7 +255,7 @@ extension AppCache {
     /// Whether an invalidation of the current user's collection of `Model` under `key` was
     /// recorded after `moment` (one in the same millisecond counts as answered).
     func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, since moment: Date) -> Bool {
-        latestInvalidation(of: Model.self, key: key).map { $0 > InvalidationLog.milliseconds(moment) } ?? false
+        latestInvalidation(of: Model.self, key: key).map { $0 > Milliseconds.moment(moment) } ?? false
     }
 
     /// Starts the system's network path monitor once (Apple platforms): the network coming

@@ -134,6 +134,20 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         self.underlyingError = underlyingError
     }
 
+    /// `error` as an `AppCacheError`: itself when it is one, else an `ioFailure` that says it
+    /// and keeps it as the cause (what the cache's own work, which throws only `AppCacheError`s
+    /// and `SystemError`s, reports of an error from elsewhere).
+    ///
+    /// - Parameter message: the message of an error that was not an `AppCacheError`; `nil` for
+    ///   the error's own description.
+    init(wrapping error: any Error, message: String? = nil) {
+        if let error = error as? AppCacheError {
+            self = error
+        } else {
+            self.init(code: .ioFailure, message: message ?? "\(error)", underlyingError: error)
+        }
+    }
+
     /// The code, the message and whatever context is known, on one line.
     public var description: String {
         var text = "AppCacheError.\(code): \(message)"

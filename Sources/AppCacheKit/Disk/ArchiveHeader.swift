@@ -104,13 +104,13 @@ struct ArchiveHeader: Equatable, Sendable {
     /// The expiry moment as a date.
     var expiry: Date? {
         get { expiryMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
-        set { expiryMilliseconds = newValue.map { Self.milliseconds($0.timeIntervalSince1970) } }
+        set { expiryMilliseconds = newValue.map { Milliseconds.limit(seconds: $0.timeIntervalSince1970) } }
     }
 
     /// The staleness threshold the collection was written with.
     var stalenessThreshold: Duration? {
         get { thresholdMilliseconds.map { .milliseconds($0) } }
-        set { thresholdMilliseconds = newValue.map { Self.milliseconds($0.timeInterval) } }
+        set { thresholdMilliseconds = newValue.map { Milliseconds.limit(seconds: $0.timeInterval) } }
     }
 
     /// ``decodedSize`` when it is a claim the encoder could have made for ``payloadLength``
@@ -136,13 +136,6 @@ struct ArchiveHeader: Equatable, Sendable {
     var isPinned: Bool {
         get { flags & Self.pinnedFlag != 0 }
         set { flags = newValue ? flags | Self.pinnedFlag : flags & ~Self.pinnedFlag }
-    }
-
-    /// `seconds` in whole milliseconds, rounded up, clamped to what the field holds.
-    private static func milliseconds(_ seconds: Double) -> Int64 {
-        let milliseconds = (seconds * 1000).rounded(.up)
-        guard milliseconds.isFinite else { return milliseconds > 0 ? Int64.max - 1 : Int64.min + 1 }
-        return milliseconds >= Double(Int64.max) ? Int64.max - 1 : Int64(max(milliseconds, Double(Int64.min + 1)))
     }
 
     /// The header's validators; setting them picks the format version that holds them.

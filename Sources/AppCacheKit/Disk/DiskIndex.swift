@@ -34,11 +34,13 @@ struct DiskIndex {
         case willChange(path: CachePath, temporaryName: String)
         /// Intent: a user directory (`nil`: every one) is about to go. Settled by `removeAll`.
         case willRemoveAll(directory: String?)
-        /// Intent: the journal is about to be rewritten through the temporary file
-        /// `temporaryName`. Settled by `temporaryGone`, or by the rewritten journal itself.
-        case willCompact(temporaryName: String)
-        /// The temporary file `name` of the version directory is gone.
-        case temporaryGone(name: String)
+        /// Intent: a file that is not an archive (the journal, a pack, a root record file) is
+        /// about to be rewritten through the temporary file `temporaryName` of `directory`
+        /// (`nil`: the version directory). Settled by `temporaryGone`, or for the journal by the
+        /// rewritten journal itself.
+        case willCompact(temporaryName: String, directory: String? = nil)
+        /// The temporary file `name` of `directory` (`nil`: the version directory) is gone.
+        case temporaryGone(name: String, directory: String? = nil)
 
         /// Whether the record says an archive changed on disk (rather than an intent or a use).
         var changesDisk: Bool {
@@ -142,8 +144,8 @@ extension DiskIndex.Record {
         case .begin: "H 2"
         case .willChange(let path, let temporaryName): "I \(temporaryName) \(path.relative)"
         case .willRemoveAll(let directory): "J \(directory ?? "*")"
-        case .willCompact(let temporaryName): "C \(temporaryName)"
-        case .temporaryGone(let name): "K \(name)"
+        case .willCompact(let temporaryName, let directory): "C \(temporaryName)" + (directory.map { " \($0)" } ?? "")
+        case .temporaryGone(let name, let directory): "K \(name)" + (directory.map { " \($0)" } ?? "")
         }
     }
 
@@ -182,8 +184,16 @@ extension DiskIndex.Record {
             guard fields.count == 2, Self.isTemporaryName(fields[0]), let path = CachePath(relative: fields[1]) else { return nil }
             self = .willChange(path: path, temporaryName: String(fields[0]))
         case "C", "K":
-            guard Self.isTemporaryName(rest) else { return nil }
-            self = line.first == "C" ? .willCompact(temporaryName: String(rest)) : .temporaryGone(name: String(rest))
+            let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard Self.isTemporaryName(fields[0]) else { return nil }
+            var directory: String?
+            if fields.count == 2 {
+                guard CachePath.isValidDirectory(fields[1]) else { return nil }
+                directory = String(fields[1])
+            }
+            self = line.first == "C"
+                ? .willCompact(temporaryName: String(fields[0]), directory: directory)
+                : .temporaryGone(name: String(fields[0]), directory: directory)
         default:
             return nil
         }

@@ -376,62 +376,63 @@ final class DiskWriter: Sendable {
             return redated
         }
 
-        /// Records `user` as the one the app signed in (``SignedInUserRecord``), for the
-        /// extensions that follow it.
-        mutating func recordSignedInUser(_ user: String?) throws(AppCacheError) {
-            try writeRecordFile(
-                SignedInUserRecord.encode(user), at: SignedInUserRecord.path,
-                failure: "The signed-in user could not be recorded for the app's extensions.")
+        /// The root record file at `path` as it is under the lock, with its identity.
+        ///
+        /// - Throws: `SystemError` when the file exists but cannot be read.
+        func readRecordFile(at path: CachePath, maximumSize: Int) throws(SystemError) -> RecordFileRead {
+            try store.readRecordFileWithIdentity(at: path, maximumSize: maximumSize)
         }
 
-        /// Records that the archive at `entry.archive` does not decode (``ModelMismatchLog``),
-        /// for the inspector.
-        mutating func recordModelMismatch(_ entry: ModelMismatchLog.Entry) throws(AppCacheError) {
-            let entries = ModelMismatchLog.adding(entry, to: ModelMismatchLog.read(from: store))
-            try writeRecordFile(
-                ModelMismatchLog.encode(entries), at: ModelMismatchLog.path,
-                failure: "The model mismatch could not be recorded for the inspector.")
-        }
-
-        /// Adds `record` to the invalidations (``InvalidationLog``), for every process and the
-        /// next launch.
-        mutating func recordInvalidation(_ record: InvalidationLog.Record) throws(AppCacheError) {
-            var log = InvalidationLog.read(from: store)
-            log.add(record)
-            try writeRecordFile(log.encoded(), at: InvalidationLog.path, failure: "The invalidation could not be recorded.")
-        }
-
-        /// Changes `user`'s outbox of queued changes (``OutboxFile/change(for:in:_:)``); when
-        /// records were added, every watching process is told the disk changed.
-        mutating func changeOutbox(
-            for user: String?, _ records: (OutboxLog) -> Data?
-        ) throws(AppCacheError) -> (queue: OutboxLog, before: OutboxFile.Read) {
-            var added = false
-            let result = try OutboxFile.change(for: user, in: store) { log in
-                let records = records(log)
-                added = records != nil
-                return records
-            }
-            if added { ledger.changedDisk = true }
-            return result
-        }
-
-        /// Replaces a small file of the version directory (not an archive) with `bytes`,
-        /// atomically; every watching process is told the disk changed.
-        private mutating func writeRecordFile(_ bytes: Data, at path: CachePath, failure: String) throws(AppCacheError) {
-            // Its temporary file sits in the version directory, as a journal rewrite's does,
-            // and is announced the same way: a crash before the rename leaves nothing behind
-            // that the next batch does not remove.
+        /// Replaces the root record file at `path` with `file`, atomically (a temporary file
+        /// renamed over it, announced in the journal so that a crash before the rename leaves
+        /// nothing the next batch does not remove); every watching process is told the disk
+        /// changed.
+        ///
+        /// - Parameters:
+        ///   - synchronize: whether the bytes are synced to the device before the rename (a
+        ///     queued change must survive a power loss); other records need not be.
+        ///   - failure: what the error says went wrong, when it cannot be written.
+        /// - Throws: `permissionDenied`, `noSpace` or `ioFailure`; the file is as it was.
+        mutating func replace(_ file: some RootRecordFile, at path: CachePath, synchronize: Bool = false, failure: String) throws(AppCacheError) {
+            let bytes = file.encoded()
+            // Its temporary file sits beside it and is announced as a journal rewrite's is.
             let temporaryName = FileSystem.temporaryName()
-            ledger.announce([.willCompact(temporaryName: temporaryName)])
-            defer { ledger.record(.temporaryGone(name: temporaryName)) }
+            ledger.announce([.willCompact(temporaryName: temporaryName, directory: path.directory)])
+            defer { ledger.record(.temporaryGone(name: temporaryName, directory: path.directory)) }
             do throws(SystemError) {
                 _ = try store.fileSystem.writeAtomically(
-                    header: [], payload: bytes, to: path, temporaryName: temporaryName, modificationDate: Date())
+                    header: [], payload: bytes, to: path, temporaryName: temporaryName, modificationDate: Date(), synchronize: synchronize)
             } catch {
                 throw AppCacheError(code: error.code, message: failure, path: error.path, underlyingError: error)
             }
             // No archive changed, but every watching process must look.
+            ledger.changedDisk = true
+        }
+
+        /// Appends `bytes` to the root record file at `path`, synced to the device when
+        /// `synchronize` says; every watching process is told the disk changed.
+        ///
+        /// - Returns: whether it appended; `false` when the file is not there (it went since it
+        ///   was read): the caller writes it whole.
+        /// - Throws: `permissionDenied`, `noSpace` or `ioFailure`.
+        mutating func append(_ bytes: Data, toRecordFile path: CachePath, synchronize: Bool, failure: String) throws(AppCacheError) -> Bool {
+            do throws(SystemError) {
+                let appended = try store.fileSystem.append(bytes, to: path, synchronize: synchronize) != nil
+                if appended { ledger.changedDisk = true }
+                return appended
+            } catch {
+                throw AppCacheError(code: error.code, message: failure, path: error.path, underlyingError: error)
+            }
+        }
+
+        /// Removes the root record file at `path`, if there is one; every watching process is
+        /// told the disk changed.
+        mutating func removeRecordFile(at path: CachePath, failure: String) throws(AppCacheError) {
+            do throws(SystemError) {
+                try store.fileSystem.removeFile(path)
+            } catch {
+                throw AppCacheError(code: error.code, message: failure, path: error.path, underlyingError: error)
+            }
             ledger.changedDisk = true
         }
 

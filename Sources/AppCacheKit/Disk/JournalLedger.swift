@@ -210,9 +210,9 @@ struct JournalLedger {
             let remaining = (try? store.archivePaths(inDirectory: directory)) ?? []
             settled += remaining.map(settledRecord)
         }
-        for temporaryName in intents.compactions {
-            try? fileSystem.removeFile(CachePath(directory: nil, name: temporaryName))
-            settled.append(.temporaryGone(name: temporaryName))
+        for temporary in intents.compactions {
+            try? fileSystem.removeFile(temporary)
+            settled.append(.temporaryGone(name: temporary.name, directory: temporary.directory))
         }
         for record in settled {
             pending.note(record)
@@ -467,8 +467,9 @@ struct PendingIntents {
     private(set) var changes: [CachePath: String] = [:]
     /// User directories being removed.
     private(set) var wipes: Set<String> = []
-    /// Temporary files of journal rewrites.
-    private(set) var compactions: Set<String> = []
+    /// Temporary files of rewrites of what is not an archive (the journal, packs, root record
+    /// files).
+    private(set) var compactions: Set<CachePath> = []
 
     var isEmpty: Bool { changes.isEmpty && wipes.isEmpty && compactions.isEmpty }
 
@@ -487,8 +488,8 @@ struct PendingIntents {
                 wipes = []
                 changes = changes.filter { $0.key.directory == nil }
             }
-        case .willCompact(let temporaryName): compactions.insert(temporaryName)
-        case .temporaryGone(let name): compactions.remove(name)
+        case .willCompact(let temporaryName, let directory): compactions.insert(CachePath(directory: directory, name: temporaryName))
+        case .temporaryGone(let name, let directory): compactions.remove(CachePath(directory: directory, name: name))
         case .begin: self = PendingIntents()
         case .touch: break
         }

@@ -4,14 +4,21 @@ import Foundation
 /// its extensions can follow it (``AppCache/Configuration/followsSignedInUser``).
 ///
 /// The file holds one byte saying whether someone is signed in (`u`) or not (`-`), then the
-/// user id's UTF-8. It is written atomically (a temporary file renamed over it) inside a batch
-/// of disk changes, which moves the shared change count on and wakes every watching process.
+/// user id's UTF-8. It is written atomically (``DiskWriter/Batch/replace(_:at:synchronize:failure:)``)
+/// inside a batch of disk changes, which moves the shared change count on and wakes every watching process.
 /// Like every byte under the root it is untrusted: a file that is too long, not UTF-8, not a
 /// regular file or of an unknown form reads as "nothing recorded".
-enum SignedInUserRecord {
+struct SignedInUserRecord: RootRecordFile {
     static let path = CachePath(directory: nil, name: ".signed-in")
     /// The most bytes a record may take (a user id is at most 64 KiB, like a key).
     static let maximumSize = 1 + ArchiveHeader.maximumNameLength
+
+    /// The user signed in; `nil` when the app signed out.
+    var user: String?
+
+    func encoded() -> Data {
+        Self.encode(user)
+    }
 
     /// What `user` is recorded as.
     static func encode(_ user: String?) -> Data {
@@ -36,6 +43,6 @@ enum SignedInUserRecord {
 
     /// Reads the record from `store`'s version directory.
     static func read(from store: DiskStore) -> String?? {
-        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).flatMap(decode) ?? .none
+        store.readRecordFile(at: path, maximumSize: maximumSize).flatMap(decode) ?? .none
     }
 }

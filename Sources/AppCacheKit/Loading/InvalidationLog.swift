@@ -12,7 +12,7 @@ import Foundation
 /// oldest of a user merge into one record for all that user's collections at the latest of
 /// their moments (marking more stale, never less). Like every byte under the root it is
 /// untrusted when read: a file too long or a line of the wrong form is skipped.
-struct InvalidationLog: Equatable, Sendable {
+struct InvalidationLog: Equatable, Sendable, RootRecordFile {
     static let path = CachePath(directory: nil, name: ".invalidations")
     static let capacity = 256
     static let maximumSize = 1 << 20
@@ -59,7 +59,7 @@ struct InvalidationLog: Equatable, Sendable {
     /// Whether a collection of `key` cached at `cachedDate` is invalidated.
     func invalidates(_ key: ArchiveKey, cachedAt cachedDate: Date) -> Bool {
         guard !records.isEmpty, let latest = latestInvalidation(of: key) else { return false }
-        return Self.milliseconds(cachedDate) <= latest
+        return Milliseconds.moment(cachedDate) <= latest
     }
 
     /// Adds `record`, replacing one that covers the same collections, merging the oldest past
@@ -73,10 +73,6 @@ struct InvalidationLog: Equatable, Sendable {
             records.removeAll { $0.userDirectory == oldest.userDirectory }
             records.append(Record(userDirectory: oldest.userDirectory, cacheName: nil, key: .any, milliseconds: max(mergedMoment, oldest.milliseconds)))
         }
-    }
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64(clampingRounded: date.timeIntervalSince1970 * 1000, .down)
     }
 
     // MARK: - The file
@@ -121,7 +117,7 @@ struct InvalidationLog: Equatable, Sendable {
     /// Reads the log of `store`'s version directory; empty when there is none (or it is not a
     /// regular file, or too long).
     static func read(from store: DiskStore) -> InvalidationLog {
-        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).map(InvalidationLog.init(decoding:)) ?? InvalidationLog()
+        store.readRecordFile(at: path, maximumSize: maximumSize).map(InvalidationLog.init(decoding:)) ?? InvalidationLog()
     }
 
     /// Keys and cache names may hold tabs, newlines and backslashes: those are escaped.
@@ -159,5 +155,15 @@ struct InvalidationLog: Equatable, Sendable {
             }
         }
         return escaping ? nil : out
+    }
+
+    /// Adds `record` to the invalidations on disk, in `batch`, for every process and the next
+    /// launch.
+    ///
+    /// - Throws: `permissionDenied`, `noSpace` or `ioFailure`; nothing is recorded then.
+    static func record(_ record: Record, in batch: inout DiskWriter.Batch) throws(AppCacheError) {
+        var log = read(from: batch.store)
+        log.add(record)
+        try batch.replace(log, at: path, failure: "The invalidation could not be recorded.")
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// spent (done, or older attempts): readers without the lock see the old file or the new one.
 /// A queue that empties removes the file.
 ///
-/// Thread safety: stateless; ``change(for:in:_:)`` must run inside a batch.
+/// Thread safety: stateless; ``change(for:in:_:)`` runs inside a batch.
 enum OutboxFile {
     static let name = ".outbox"
     /// The largest outbox file read; a larger one is damage (1,024 changes of the largest size).
@@ -31,6 +31,15 @@ enum OutboxFile {
         /// What was there instead of a regular file (a link, which was removed, a FIFO, ...).
         var unsafe: String?
 
+        init() {}
+
+        init(_ read: RecordFileRead) {
+            log = OutboxLog(decoding: read.bytes)
+            identity = read.identity
+            isTooLarge = read.isTooLarge
+            unsafe = read.unsafe
+        }
+
         /// Whether an append would build on bad bytes, or most records are spent: the log is
         /// then written anew.
         var needsRewrite: Bool {
@@ -43,57 +52,48 @@ enum OutboxFile {
     ///
     /// - Throws: `SystemError` when the file exists but cannot be read.
     static func read(_ user: String?, from store: DiskStore) throws(SystemError) -> Read {
-        try read(fromDirectory: CacheLayout.userDirectoryName(user), in: store)
+        Read(try store.readRecordFileWithIdentity(at: path(for: user), maximumSize: maximumSize))
     }
 
     /// Reads the outbox of the user directory `directory` (as listed, for the inspector).
     static func read(fromDirectory directory: String, in store: DiskStore) throws(SystemError) -> Read {
-        try store.fileSystem.withFileForReading(CachePath(directory: directory, name: name)) { (opened) throws(SystemError) -> Read in
-            switch opened {
-            case .missing:
-                return Read()
-            case .unsafe(let what):
-                return Read(unsafe: what)
-            case .file(let file):
-                guard file.size <= maximumSize else { return Read(identity: file.identity, isTooLarge: true) }
-                return Read(log: OutboxLog(decoding: try file.read(count: file.size, at: 0)), identity: file.identity)
-            }
-        }
+        Read(try store.readRecordFileWithIdentity(at: CachePath(directory: directory, name: name), maximumSize: maximumSize))
     }
 
-    /// Changes `user`'s outbox: `records` sees the queue as the disk holds it now and returns the
-    /// records to add (`nil`: none).
+    /// Changes `user`'s outbox in `batch`: `records` sees the queue as the disk holds it now and
+    /// returns the records to add (`nil`: none). Added records are appended and synced; a log
+    /// that would build on bad bytes or is mostly spent is written anew (a temporary file
+    /// announced in the journal, synced and renamed over it), and a queue that empties removes
+    /// the file. Every watching process is told when records were added.
     ///
     /// - Returns: the queue after the change, and the file's read before it (for reports).
     /// - Throws: `permissionDenied`, `noSpace` or `ioFailure` when the file cannot be written;
     ///   it is then as it was.
     static func change(
-        for user: String?, in store: DiskStore, _ records: (OutboxLog) -> Data?
+        for user: String?, in batch: inout DiskWriter.Batch, _ records: (OutboxLog) -> Data?
     ) throws(AppCacheError) -> (queue: OutboxLog, before: Read) {
         let path = path(for: user)
+        let failure = "The outbox of queued changes could not be written; it is as it was."
+        let current: Read
         do throws(SystemError) {
-            let current = try read(user, from: store)
-            guard let added = records(current.log) else { return (current.log, current) }
-            let after = OutboxLog(decoding: current.log.encoded() + added)
-            if after.entries.isEmpty {
-                try store.fileSystem.removeFile(path)
-                return (after, current)
-            }
-            var appended = false
-            if current.identity != nil && !current.needsRewrite {
-                // `nil`: the file went since it was read (a purge); it is written anew.
-                appended = try store.fileSystem.append(added, to: path, synchronize: true) != nil
-            }
-            if !appended {
-                _ = try store.fileSystem.writeAtomically(
-                    header: [], payload: after.encoded(), to: path, temporaryName: FileSystem.temporaryName(), modificationDate: Date(),
-                    synchronize: true)
-            }
-            return (after, current)
+            current = Read(try batch.readRecordFile(at: path, maximumSize: maximumSize))
         } catch {
-            throw AppCacheError(
-                code: error.code, message: "The outbox of queued changes could not be written; it is as it was.", path: error.path,
-                underlyingError: error)
+            throw AppCacheError(code: error.code, message: failure, path: error.path, underlyingError: error)
         }
+        guard let added = records(current.log) else { return (current.log, current) }
+        let after = OutboxLog(decoding: current.log.encoded() + added)
+        if after.entries.isEmpty {
+            try batch.removeRecordFile(at: path, failure: failure)
+            return (after, current)
+        }
+        // `false`: the file went since it was read (a purge); it is written anew.
+        var appended = false
+        if current.identity != nil && !current.needsRewrite {
+            appended = try batch.append(added, toRecordFile: path, synchronize: true, failure: failure)
+        }
+        if !appended {
+            try batch.replace(after, at: path, synchronize: true, failure: failure)
+        }
+        return (after, current)
     }
 }

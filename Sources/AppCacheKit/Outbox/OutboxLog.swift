@@ -23,7 +23,7 @@ import Foundation
 /// before appending). Every length is bounded before anything is allocated for it.
 ///
 /// Thread safety: a value; reading and writing the file is the disk layer's.
-struct OutboxLog: Equatable, Sendable {
+struct OutboxLog: Equatable, Sendable, RootRecordFile {
     static let magic: [UInt8] = Array("ACO1".utf8)
     /// The longest name of a kind of change, in UTF-8 bytes.
     static let maximumNameLength = 256
@@ -188,6 +188,8 @@ struct OutboxLog: Equatable, Sendable {
 
     /// The records that hold the queue as it is now: each entry enqueued, with its last attempt.
     /// What a compaction writes in place of the whole log.
+    static var maximumSize: Int { OutboxFile.maximumSize }
+
     func encoded() -> Data {
         var bytes = Data()
         for entry in entries {

@@ -52,7 +52,7 @@ enum ModelMismatchLog {
 
     /// The entries recorded in `store`'s version directory.
     static func read(from store: DiskStore) -> [Entry] {
-        store.fileSystem.readSmallFile(path, maximumSize: maximumSize).map(decode) ?? []
+        store.readRecordFile(at: path, maximumSize: maximumSize).map(decode) ?? []
     }
 
     /// `entries` with `entry` in place of any older one of its archive, the newest last.
@@ -60,8 +60,19 @@ enum ModelMismatchLog {
         Array((entries.filter { $0.archive != entry.archive } + [entry]).suffix(capacity))
     }
 
-    /// The milliseconds of `date`, as recorded.
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64(clampingRounded: date.timeIntervalSince1970 * 1000, .toNearestOrAwayFromZero)
+    /// Records `entry` in `batch`, in place of any older entry of its archive.
+    ///
+    /// - Throws: `permissionDenied`, `noSpace` or `ioFailure`; nothing is recorded then.
+    static func record(_ entry: Entry, in batch: inout DiskWriter.Batch) throws(AppCacheError) {
+        try batch.replace(
+            File(entries: adding(entry, to: read(from: batch.store))), at: path,
+            failure: "The model mismatch could not be recorded for the inspector.")
+    }
+
+    /// The entries as one root record file.
+    struct File: RootRecordFile {
+        static var maximumSize: Int { ModelMismatchLog.maximumSize }
+        var entries: [Entry]
+        func encoded() -> Data { ModelMismatchLog.encode(entries) }
     }
 }

@@ -94,7 +94,7 @@ struct DiskDateTests {
 
     /// Moments in root record files that are no dates are skipped as damaged lines.
     @Test func rootRecordLinesWhoseMomentIsNoDateAreSkipped() {
-        let good = InvalidationLog.milliseconds(Date(timeIntervalSince1970: 1_800_000_000))
+        let good = Milliseconds.moment(Date(timeIntervalSince1970: 1_800_000_000))
         let text = "user-alice\t*\t*\t\t\(good)\nuser-bob\t*\t*\t\t\(Int64.max)\nuser-carol\t*\t*\t\t\(Int64.min)\n"
         let log = InvalidationLog(decoding: Data(text.utf8))
         #expect(log.records.map(\.userDirectory) == ["user-alice"])

@@ -26,13 +26,8 @@ import Musl
 ///
 /// Thread safety: every access is one atomic operation on the shared words.
 struct PeerPresence: Sendable {
-    /// The first of the slots' words in the lock file, and how many there are.
-    static let firstSlot = 8
-    static let slotCount = 8
     /// How long a read keeps a process counted as present, in seconds.
     static let lease: UInt32 = 30
-    /// The lease of a process that watches the root: until it ends.
-    private static let forLife = UInt32.max
 
     let words: SharedWords
     /// Whether this process may write the words (not with a read-only root).
@@ -40,7 +35,7 @@ struct PeerPresence: Sendable {
     /// This process (tests play others with other ids).
     let processID: UInt32
 
-    init(words: SharedWords, mayWrite: Bool, processID: UInt32 = UInt32(truncatingIfNeeded: getpid())) {
+    init(words: SharedWords, mayWrite: Bool, processID: UInt32 = ProcessLease.currentProcess) {
         self.words = words
         self.mayWrite = mayWrite
         self.processID = processID
@@ -53,20 +48,21 @@ struct PeerPresence: Sendable {
     ///   test whether the process of a slot it would take over is alive.
     func renew(forLife: Bool = false) {
         guard mayWrite else { return }
-        let now = Self.now
-        let until = forLife ? Self.forLife : now &+ Self.lease
+        let now = ProcessLease.now
+        let until = forLife ? ProcessLease.forLife : now &+ Self.lease
+        let claim = ProcessLease(process: processID, end: until).word
         for index in Self.slots {
             let value = words.load(index)
-            guard Self.process(value) == processID else { continue }
-            let current = Self.leaseEnd(value)
+            let current = ProcessLease(word: value)
+            guard current.process == processID else { continue }
             // Renewed at most once per half lease; a lease for life is never shortened.
-            if current == Self.forLife || (!forLife && current >= now &+ Self.lease / 2) { return }
-            if words.compareExchange(index, expected: value, desired: Self.slot(processID, until)) { return }
+            if current.end == ProcessLease.forLife || (!forLife && current.end >= now &+ Self.lease / 2) { return }
+            if words.compareExchange(index, expected: value, desired: claim) { return }
         }
         for index in Self.slots {
             let value = words.load(index)
-            guard value == 0 || !Self.isLive(value, now: now) else { continue }
-            if words.compareExchange(index, expected: value, desired: Self.slot(processID, until)) { return }
+            guard value == 0 || !ProcessLease(word: value).isLive(now: now) else { continue }
+            if words.compareExchange(index, expected: value, desired: claim) { return }
         }
     }
 
@@ -75,8 +71,9 @@ struct PeerPresence: Sendable {
         guard mayWrite else { return }
         for index in Self.slots {
             let value = words.load(index)
-            guard Self.process(value) == processID, Self.leaseEnd(value) == Self.forLife else { continue }
-            _ = words.compareExchange(index, expected: value, desired: Self.slot(processID, Self.now &+ Self.lease))
+            let current = ProcessLease(word: value)
+            guard current.process == processID, current.end == ProcessLease.forLife else { continue }
+            _ = words.compareExchange(index, expected: value, desired: ProcessLease(process: processID, end: ProcessLease.now &+ Self.lease).word)
         }
     }
 
@@ -84,34 +81,14 @@ struct PeerPresence: Sendable {
     ///
     /// - Complexity: 8 atomic loads, and `kill(pid, 0)` for each slot whose lease runs.
     func othersArePresent() -> Bool {
-        let now = Self.now
+        let now = ProcessLease.now
         for index in Self.slots {
             let value = words.load(index)
-            if value != 0, Self.process(value) != processID, Self.isLive(value, now: now) { return true }
+            let claim = ProcessLease(word: value)
+            if value != 0, claim.process != processID, claim.isLive(now: now) { return true }
         }
         return false
     }
 
-    // MARK: - Slots
-
-    private static var slots: Range<Int> { firstSlot..<firstSlot + slotCount }
-
-    /// The wall clock in seconds, as leases count it.
-    static var now: UInt32 { UInt32(truncatingIfNeeded: time(nil)) }
-
-    static func slot(_ process: UInt32, _ leaseEnd: UInt32) -> UInt64 {
-        UInt64(process) << 32 | UInt64(leaseEnd)
-    }
-
-    static func process(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value >> 32) }
-
-    static func leaseEnd(_ value: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: value) }
-
-    /// Whether the slot's lease runs and its process is alive (or may be: a process this one
-    /// may not signal, `EPERM`, is alive).
-    static func isLive(_ value: UInt64, now: UInt32) -> Bool {
-        let process = process(value)
-        guard process > 0, leaseEnd(value) > now else { return false }
-        return kill(pid_t(bitPattern: process), 0) == 0 || errno == EPERM
-    }
+    private static var slots: Range<Int> { LockFileWord.presenceSlots }
 }

@@ -33,15 +33,13 @@ import Musl
 /// Thread safety: every access is one atomic operation on the shared words.
 struct PendingRemovals: Sendable {
     /// The number of removals ever recorded on the root.
-    static let recordedWord = 16
+    static let recordedWord = LockFileWord.removalsRecorded
     /// The number of removals carried out (every removal below it is off the disk).
-    static let doneWord = 17
+    static let doneWord = LockFileWord.removalsDone
     /// The first of the ring's slots.
-    static let firstSlot = 18
+    static let firstSlot = LockFileWord.removalSlots.lowerBound
     /// How many removals may be pending at once.
-    static let capacity = 32
-    /// The words this takes in the lock file.
-    static let wordCount = 2 + capacity
+    static let capacity = LockFileWord.removalSlots.count
 
     /// What a slot names for a removal of every user directory.
     static let allUsers: UInt64 = 0xFFFF_FFFF_FFFF

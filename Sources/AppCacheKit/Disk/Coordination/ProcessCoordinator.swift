@@ -78,9 +78,8 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// The lock file's name in the version directory.
     static let fileName = ".lock"
 
-    /// The bytes the file is grown to, so that the mapped words are always inside it: up to the
-    /// last of ``PendingRemovals``' words.
-    private static let fileSize = (PendingRemovals.firstSlot + PendingRemovals.capacity) * 8
+    /// The bytes the file is grown to, so that the mapped words are always inside it.
+    private static let fileSize = LockFileWord.fileSize
     /// The size of the files of the first releases, which had words 0 to 3 only: read-only,
     /// such a file is still mapped (the words past its end read as zero, in its one page).
     private static let firstFileSize = 64
@@ -88,9 +87,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// The lock file, open; the same number for the coordinator's life (see "Purges").
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
-    /// Word 0: the change count; 1: the crash flag; 2: the compacted journal size; 3: the
-    /// layout version; 4: the root's disk budget; 5: ``SenderLease``; 6: the journal's length;
-    /// 7: the journal's generation; 8 to 15: ``PeerPresence``; 16 to 49: ``PendingRemovals``.
+    /// The file's shared words, as ``LockFileWord`` maps them.
     private let words: SharedWords
     /// Which processes use the root now.
     let presence: PeerPresence
@@ -177,7 +174,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// - Complexity: one atomic load.
     @inline(__always)
     var changeCount: UInt64 {
-        words.load(0)
+        words.load(.changeCount)
     }
 
     /// Takes the write lock of the lock file now at its path, waiting at most `timeout` for
@@ -275,7 +272,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// - Returns: the new count.
     @discardableResult
     func didChange() -> UInt64 {
-        words.increment(0)
+        words.increment(.changeCount)
     }
 
     /// Tells every process watching this root that the disk changed (after ``didChange()``):
@@ -285,7 +282,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         #if canImport(Darwin)
         notify_post(notificationName)
         #else
-        words.wake(0)
+        words.wake(LockFileWord.changeCount.rawValue)
         #endif
     }
 
@@ -297,27 +294,27 @@ final class ProcessCoordinator: @unchecked Sendable {
     ///
     /// - Returns: `false` when it cannot wait here (see ``canWaitForChanges``).
     func waitForChange(from seen: UInt64) -> Bool {
-        words.wait(0, whileStill: seen)
+        words.wait(LockFileWord.changeCount.rawValue, whileStill: seen)
     }
 
     /// Marks a batch as under way. Call right after taking the lock.
     ///
     /// - Returns: whether the previous holder died with its batch unfinished.
     func beginBatch() -> Bool {
-        let crashed = words.load(1) != 0
-        words.store(1, at: 1)
+        let crashed = words.load(.crashFlag) != 0
+        words.store(1, at: .crashFlag)
         return crashed
     }
 
     /// Marks the batch as finished. Call before releasing the lock.
     func endBatch() {
-        words.store(0, at: 1)
+        words.store(0, at: .crashFlag)
     }
 
     /// Which naming of archive files the version directory holds (0: the first release's).
     var layoutVersion: UInt64 {
-        get { words.load(3) }
-        set { words.store(newValue, at: 3) }
+        get { words.load(.layoutVersion) }
+        set { words.store(newValue, at: .layoutVersion) }
     }
 
     /// Records `limit` as the root's disk budget, the one every cache on the version directory
@@ -326,21 +323,21 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// The app's budget holds: the last app process (not an extension) to open the root sets it,
     /// exactly, `nil` included. So an extension configured with a smaller budget never evicts
     /// the collections the app keeps within its own, and an app update that changes the budget
-    /// takes effect at its first launch. Word 4 holds 0 when nothing was recorded (a new or
+    /// takes effect at its first launch. The budget word holds 0 when nothing was recorded (a new or
     /// purged lock file), 1 for "no budget", `n + 2` for a budget of `n` bytes.
     ///
     /// - Parameter again: record only if nothing is recorded (a batch after a purge).
     /// - Returns: the budget to enforce (see ``budget(own:)``).
     func recordBudget(_ limit: Int?, asExtension: Bool, again: Bool = false) -> Int? {
-        if !asExtension, !isReadOnly, !again || words.load(4) == 0 {
-            words.store(limit.map { UInt64($0) &+ 2 } ?? 1, at: 4)
+        if !asExtension, !isReadOnly, !again || words.load(.diskBudget) == 0 {
+            words.store(limit.map { UInt64($0) &+ 2 } ?? 1, at: .diskBudget)
         }
         return budget(own: limit)
     }
 
     /// The budget to enforce now: the root's recorded one (an app's), else `own`.
     func budget(own: Int?) -> Int? {
-        switch words.load(4) {
+        switch words.load(.diskBudget) {
         case 0: return own
         case 1: return nil
         case let recorded: return Int(clamping: recorded - 2)
@@ -351,20 +348,20 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// in a new or purged lock file): a writer holding the journal open knows where its append
     /// ends without asking the file system. Set only under the lock.
     var journalLength: Int {
-        get { Int(clamping: words.load(6)) }
-        set { words.store(UInt64(max(newValue, 0)), at: 6) }
+        get { Int(clamping: words.load(.journalLength)) }
+        set { words.store(UInt64(max(newValue, 0)), at: .journalLength) }
     }
 
     /// Moves on whenever a process replaces or removes the journal (compaction, rebuild,
     /// renaming archives): a journal held open since an earlier generation is another file.
     var journalGeneration: UInt64 {
-        get { words.load(7) }
-        set { words.store(newValue, at: 7) }
+        get { words.load(.journalGeneration) }
+        set { words.store(newValue, at: .journalGeneration) }
     }
 
     /// The journal's size right after its last compaction (0: not known).
     var compactedJournalSize: Int {
-        get { Int(clamping: words.load(2)) }
-        set { words.store(UInt64(max(newValue, 0)), at: 2) }
+        get { Int(clamping: words.load(.compactedJournalSize)) }
+        set { words.store(UInt64(max(newValue, 0)), at: .compactedJournalSize) }
     }
 }

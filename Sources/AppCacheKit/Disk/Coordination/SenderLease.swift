@@ -7,7 +7,8 @@ import Musl
 #endif
 
 /// Which one cache, of every process and instance sharing a root, sends the outbox's queued
-/// changes now: one word of the lock file (a process id and the moment its lease ends) and,
+/// changes now: one word of the lock file (a ``ProcessLease``: a process id and the moment its
+/// lease ends) and,
 /// inside a process, which instance holds the process's lease.
 ///
 /// A sender takes the lease before a send and renews it while the send runs; it lets go when
@@ -22,8 +23,6 @@ import Musl
 /// Thread safety: every access to the word is one atomic operation; the in-process table is
 /// behind its own small lock, never held across anything else.
 struct SenderLease: Sendable {
-    /// The lock file's word that holds the lease.
-    static let word = 5
     /// How long a lease lasts without renewal, in seconds.
     static let duration: UInt32 = 30
 
@@ -31,7 +30,7 @@ struct SenderLease: Sendable {
     /// Whether this process may write the word (not with a read-only root).
     let mayWrite: Bool
     /// This process (tests play others with other ids).
-    var processID = UInt32(truncatingIfNeeded: getpid())
+    var processID = ProcessLease.currentProcess
 
     /// Which instance holds this process's lease, per version directory.
     private static let holders = Locked<[String: ObjectIdentifier]>([:])
@@ -54,15 +53,15 @@ struct SenderLease: Sendable {
             return true
         }
         guard ownInstance else { return .heldElsewhere(seconds: Self.duration) }
-        let now = PeerPresence.now
+        let now = ProcessLease.now
         for _ in 0..<4 {
-            let value = words.load(Self.word)
-            let isOurs = PeerPresence.process(value) == processID
-            if !isOurs, value != 0, PeerPresence.isLive(value, now: now) {
+            let value = words.load(.senderLease)
+            let current = ProcessLease(word: value)
+            if current.process != processID, value != 0, current.isLive(now: now) {
                 Self.holders.withLock { if $0[root] == holder { $0[root] = nil } }
-                return .heldElsewhere(seconds: max(PeerPresence.leaseEnd(value) &- now, 1))
+                return .heldElsewhere(seconds: max(current.end &- now, 1))
             }
-            if words.compareExchange(Self.word, expected: value, desired: PeerPresence.slot(processID, now &+ Self.duration)) {
+            if words.compareExchange(.senderLease, expected: value, desired: ProcessLease(process: processID, end: now &+ Self.duration).word) {
                 return .held
             }
         }
@@ -79,7 +78,7 @@ struct SenderLease: Sendable {
             return true
         }
         guard held else { return }
-        let value = words.load(Self.word)
-        if PeerPresence.process(value) == processID { _ = words.compareExchange(Self.word, expected: value, desired: 0) }
+        let value = words.load(.senderLease)
+        if ProcessLease(word: value).process == processID { _ = words.compareExchange(.senderLease, expected: value, desired: 0) }
     }
 }

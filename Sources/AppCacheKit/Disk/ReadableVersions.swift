@@ -1,5 +1,6 @@
 /// Which schema versions of a model type this build reads: its current one, and every older
-/// one it declares a ``ModelUpgrade`` for.
+/// one it declares an upgrade for (``init(of:)``, with the upgrades). What a disk read checks
+/// an archive header's schema version against.
 ///
 /// Thread safety: a value.
 struct ReadableVersions: Sendable, Hashable {
@@ -11,11 +12,6 @@ struct ReadableVersions: Sendable, Hashable {
     init(current: Int64, older: Set<Int64> = []) {
         self.current = current
         self.older = older.filter { $0 < current }
-    }
-
-    /// The versions `Model` reads.
-    init<Model: CacheableModel>(of type: Model.Type) {
-        self.init(current: Int64(Model.schemaVersion), older: Set(Model.upgrades.map { Int64($0.version) }))
     }
 
     /// Exactly `version` (what reading a file's record as it is needs).

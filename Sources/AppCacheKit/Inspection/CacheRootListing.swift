@@ -200,7 +200,7 @@ public struct CacheRootListing: Sendable {
                 mismatchLogs[file.version] = mismatches
                 modelProblem = mismatches.last {
                     $0.archive == file.path && $0.size == summary.size
-                        && $0.cachedMilliseconds == ModelMismatchLog.milliseconds(summary.cachedDate)
+                        && $0.cachedMilliseconds == Milliseconds.nearest(summary.cachedDate)
                 }?.reason
             }
             archives.append(Archive(
