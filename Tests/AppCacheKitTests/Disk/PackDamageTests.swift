@@ -170,4 +170,92 @@ struct PackDamageTests {
         #expect(try Data(contentsOf: packURL(fixture)).count == bytes.count - 517)
         #expect(try packed(fixture).getCachedItems(Plain.self, forKey: "b") == [Plain(value: 2)])
     }
+
+    /// Writes `a` twice, then the given steps, into a fresh root; returns the fixture, the
+    /// pack's bytes and its records.
+    private func written(_ steps: (AppCache) throws -> Void) throws -> (Fixture, Data, [Range<Int>]) {
+        let fixture = try Fixture()
+        let cache = try packed(fixture)
+        try steps(cache)
+        let bytes = try Data(contentsOf: packURL(fixture))
+        return (fixture, bytes, records(of: bytes))
+    }
+
+    /// A changed byte anywhere in a removal record's prefix (which has no archive header to
+    /// name it) does not bring the removed collection back, before or after the next write
+    /// and a compaction; neither does one in the last record of the pack, which is whole
+    /// damage, not a torn append, and is not cut.
+    @Test func aDamagedRemovalOrLastRecordDoesNotBringAnOlderVersionBack() throws {
+        let (template, original, ranges) = try written { cache in
+            try cache.cacheItems([Plain(value: 1)], forKey: "removed")
+            try cache.cacheItems([Plain(value: 2)], forKey: "kept")
+            try cache.removeItems(Plain.self, forKey: "removed")
+            try cache.cacheItems([Plain(value: 3)], forKey: "last")
+            try cache.cacheItems([Plain(value: 4)], forKey: "last")
+        }
+        #expect(ranges.count == 5)
+        let other = try Fixture()
+        for record in [ranges[2], ranges[4]] {
+            for position in record.lowerBound..<record.lowerBound + PackRecord.prefixLength {
+                for change: UInt8 in [0x01, 0x80, 0xFF] {
+                    var damaged = original
+                    damaged[position] ^= change
+                    // A fresh root each time: the pack as damaged, and nothing else.
+                    try? FileManager.default.removeItem(at: other.root)
+                    try FileManager.default.createDirectory(at: packURL(other).deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try damaged.write(to: packURL(other))
+                    let reader = try packed(other)
+                    let what = "byte \(position) ^ \(change)"
+                    #expect(try reader.getCachedItems(Plain.self, forKey: "removed") == nil, "\(what): the removal stands")
+                    #expect(try reader.getCachedItems(Plain.self, forKey: "last").map { $0 == [Plain(value: 4)] } ?? true, "\(what): not the older [3]")
+                    #expect(try reader.getCachedItems(Plain.self, forKey: "kept") == [Plain(value: 2)], "\(what)")
+                    try reader.cacheItems([Plain(value: 5)], forKey: "later")
+                    _ = try reader.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
+                    let after = try packed(other)
+                    #expect(try after.getCachedItems(Plain.self, forKey: "removed") == nil, "\(what): after a write and a compaction")
+                    #expect(try after.getCachedItems(Plain.self, forKey: "last").map { $0 == [Plain(value: 4)] } ?? true, "\(what): after a write and a compaction")
+                }
+            }
+        }
+        _ = template
+    }
+
+    /// Two records in a row with damaged prefixes are one stretch of damage: both
+    /// collections miss, neither falls back to its older record.
+    @Test func aRunOfDamagedRecordsNamesEveryOneOfThem() throws {
+        let (fixture, original, ranges) = try written { cache in
+            try cache.cacheItems([Plain(value: 1)], forKey: "a")
+            try cache.cacheItems([Plain(value: 2)], forKey: "b")
+            try cache.cacheItems([Plain(value: 3)], forKey: "a")
+            try cache.cacheItems([Plain(value: 4)], forKey: "b")
+            try cache.cacheItems([Plain(value: 5)], forKey: "c")
+        }
+        var damaged = original
+        damaged[ranges[2].lowerBound + 20] ^= 0x10
+        damaged[ranges[3].lowerBound + 3] ^= 0x01
+        try damaged.write(to: packURL(fixture))
+        let reader = try packed(fixture)
+        #expect(try reader.getCachedItems(Plain.self, forKey: "a") == nil)
+        #expect(try reader.getCachedItems(Plain.self, forKey: "b") == nil)
+        #expect(try reader.getCachedItems(Plain.self, forKey: "c") == [Plain(value: 5)])
+    }
+
+    /// After damage, the disk index counts what the packs hold: `diskUsage` is the bytes on
+    /// disk, and a budget does not evict collections for records that are not there.
+    @Test func damageMakesTheIndexCountWhatThePackHolds() throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.packLimit = PackTable.defaultLimit
+        configuration.diskByteLimit = 1 << 20
+        let cache = try AppCache(configuration: configuration)
+        for key in 0..<20 { try cache.cacheItems([Plain(value: key)], forKey: "k\(key)") }
+        let bytes = try Data(contentsOf: packURL(fixture))
+        let ranges = records(of: bytes)
+        // Cut in the middle of the 11th record: the last ten are gone, as a torn append's is.
+        try bytes.prefix(ranges[10].lowerBound + 20).write(to: packURL(fixture))
+        let reader = try AppCache(configuration: configuration)
+        try reader.cacheItems([Plain(value: 99)], forKey: "later")
+        #expect(reader.diskUsage == (try fixture.measuredUsage()))
+        for key in 0..<10 { #expect(try reader.getCachedItems(Plain.self, forKey: "k\(key)") == [Plain(value: key)]) }
+    }
 }
