@@ -106,7 +106,10 @@ extension AppCache {
         ///
         /// Enforced whenever archives are written: past the limit, the least recently used
         /// unpinned archives of any user are removed until the rest fit, then pinned ones,
-        /// least recently used first. "Used" means written or read, from disk or from memory;
+        /// least recently used first, and then the packs of small archives holding the most
+        /// replaced or removed records are compacted until the whole fits: the bytes counted
+        /// are the bytes on disk. Between batches of writes the disk holds at most the limit;
+        /// during one, the limit plus what that batch writes. "Used" means written or read, from disk or from memory;
         /// reads are recorded in the disk index's journal with the next batch of writes (a
         /// flush, a spill, a write-through), never by touching the archive, so recency survives
         /// relaunches (see ``AppCache/diskUsage``). With a budget set, each such batch also

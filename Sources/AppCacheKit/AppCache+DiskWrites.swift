@@ -14,8 +14,13 @@ extension AppCache {
     /// once); later calls read only what other processes appended since. Waits for writes under
     /// way, in this process and others.
     public var diskUsage: Int {
-        // Removals still due first: the index counts a batch's own changes once it ends.
-        _ = settleDueWipes()
+        // Removals still due, and the budget, first: a batch counts its own changes, and keeps
+        // the disk within the budget, only once it ends. (Any batch carries out what is due.)
+        if disk.hasBudget {
+            _ = try? withDiskWrites { _ in }
+        } else {
+            _ = settleDueWipes()
+        }
         return (try? withDiskWrites { batch in batch.diskUsage() }) ?? 0
     }
 
@@ -190,7 +195,9 @@ extension AppCache {
     ///
     /// - Returns: those that could not be carried out, whose archives reads must not see.
     func settleDueWipes() -> DueWipes {
-        guard state.withLock({ !$0.dueWipes.isEmpty }) else { return DueWipes() }
+        // Another process's removals too: a batch counts the directories it moves only once
+        // it ends, so measuring in the batch that moves them would count them still.
+        guard state.withLock({ !$0.dueWipes.isEmpty }) || disk.coordinator.removals.hasPending else { return DueWipes() }
         _ = try? withDiskWrites { _ in }
         return state.withLock { $0.dueWipes }
     }

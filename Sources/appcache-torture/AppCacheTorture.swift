@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -19,12 +19,25 @@ import MenuModel
 ///   one collection with `updateItems` at once, one stopped for a while holding the lock, and
 ///   all 2,000 must be there;
 /// - **hostile**: symbolic links, FIFOs, a socket and a directory at every path the cache uses,
-///   crafted journals, 3 GB sparse files, truncated archives, names of every byte value and long
-///   Unicode; every API must return, never touch the outside sentinel, and spend no memory on a
-///   file's claimed size;
+///   crafted journals, 3 GB sparse files, 2 and 3 GiB sparse packs, a link to an intact pack
+///   outside the root, truncated archives, names of every byte value and long Unicode; every
+///   API must return, never read through a link or touch the outside sentinel, and spend no
+///   memory on a file's claimed size; a write leaves a regular pack within the budget;
 /// - **damaged**: every truncation, every bit flip and edited header fields with a recomputed
 ///   checksum, read from the disk and into a memory layer: a miss or the very collection
-///   written, never other data;
+///   written, never other data; then a pack of about 1,000 collections with bytes flipped in
+///   record prefixes and bodies, 4 KiB pages zeroed, a cut in a record, garbage appended and
+///   inserted between records: every collection whose newest record is untouched reads back
+///   exactly through a fresh cache, before the next write, after it and after a compaction;
+/// - **budget**: caches with a disk budget (120,000 bytes, 2 MB) and the packed layout take
+///   thousands of write-throughs of random keys and sizes (some past the pack limit), rewrites
+///   and removals, alone and two processes on one root: after every change the archive files
+///   and packs (dead records included) take at most the budget and `diskUsage` equals them;
+///   the largest overshoot seen mid-batch is reported;
+/// - **removal**: `removeUser`, `removeAllUsers`, `removeAll()` and `signOut(removingData:
+///   true)` are seen by readers in other processes as soon as the call returns; a remover
+///   killed right after the call, its background batch held off by the lock, leaves nothing
+///   readable to the next launch, and that launch's first flush takes the directory away;
 /// - **fuzz**: the binary decoder on mutated payloads of both sample models (100,000 quick,
 ///   50 million long), in children of a seed each: no crash, no hang;
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
@@ -43,7 +56,7 @@ import MenuModel
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -59,7 +72,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "fuzz", "exit", "purge", "read-only", "outbox"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "budget", "removal", "fuzz", "exit", "purge", "read-only", "outbox"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -108,6 +121,11 @@ struct AppCacheTorture {
                     try HostileMode(base: base, report: report).run()
                 case "damaged":
                     try DamagedMode(base: base, quick: quick, report: report).run()
+                case "budget":
+                    var budget = BudgetMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
+                    try budget.run()
+                case "removal":
+                    try RemovalMode(base: base, quick: quick, report: report).run()
                 case "exit":
                     try ExitMode(base: base, quick: quick, report: report).run()
                 case "purge":
@@ -140,7 +158,7 @@ struct AppCacheTorture {
         if !report.violations.isEmpty { exit(1) }
     }
 
-    /// The child side: `--child worker|hostile|damaged ...`.
+    /// The child side: `--child worker|hostile|damaged|budget|removal-reader|removal-killer ...`.
     static func runChild(_ arguments: [String]) {
         var values: [String: String] = [:]
         var flags: Set<String> = []
@@ -179,6 +197,18 @@ struct AppCacheTorture {
                 ).run()
             case "damaged":
                 try DamagedArchives(root: root, quick: flags.contains("--quick")).run()
+            case "budget":
+                try BudgetWriter.runAsChild(
+                    root: root, budget: Int(values["--budget"] ?? "") ?? 120_000, owner: values["--owner"] ?? "A",
+                    seed: UInt64(values["--seed"] ?? "1") ?? 1, changes: Int(values["--changes"] ?? "100") ?? 100)
+            case "removal-reader":
+                try RemovalReader(
+                    root: root, user: values["--user"] ?? "u0", marker: values["--marker"] ?? "/nonexistent",
+                    stop: values["--stop"] ?? "/nonexistent", usesMemory: values["--memory"] == "yes"
+                ).run()
+            case "removal-killer":
+                guard let call = values["--call"].flatMap(RemovalCall.init(rawValue:)) else { fail("--call needs a removal call") }
+                try KilledRemover(root: root, user: values["--user"] ?? "u0", call: call, go: values["--go"] ?? "/nonexistent").run()
             case "exit-race":
                 try ExitRace.run(
                     root: root, collections: Int(values["--collections"] ?? "100") ?? 100,

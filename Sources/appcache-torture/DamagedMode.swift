@@ -8,7 +8,10 @@ import MenuModel
 /// record prefix's fields edited with the prefix checksum recomputed).
 /// Each read must be a miss or the very collection written, never a crash or other data: from
 /// the disk alone, and into a memory layer that already holds another collection (so that
-/// what a header claims about its items meets the memory layer's accounting).
+/// what a header claims about its items meets the memory layer's accounting). Then a pack of
+/// about 1,000 collections takes flipped bytes, zeroed pages, cuts and garbage
+/// (``DamagedPack``): every collection the damage leaves alone must read back exactly, before
+/// the next write, after it and after a compaction.
 struct DamagedMode {
     let base: URL
     let quick: Bool
@@ -25,6 +28,7 @@ struct DamagedMode {
         for line in child.printed {
             if line.hasPrefix("VIOLATION") { report.violation("damaged archives: \(line)") }
             if line.hasPrefix("DONE ") { report.operations += Int(line.dropFirst(5)) ?? 0 }
+            if line.hasPrefix("FIGURE ") { report.figure("damaged: \(line.dropFirst(7))") }
         }
     }
 }
@@ -37,6 +41,7 @@ struct DamagedArchives {
     func run() throws {
         try runOnFiles()
         try runOnPack()
+        try DamagedPack(root: root.appending(path: "large-pack", directoryHint: .isDirectory), quick: quick).run()
     }
 
     /// The archive as a file of its own.

@@ -17,7 +17,14 @@ struct HostileMode {
         "fifo-archive", "fifo-journal", "fifo-lock", "fifo-temporary", "socket-archive", "directory-archive",
         "journal-escape", "journal-overflow", "journal-garbage", "journal-long-line", "huge-archive", "huge-journal",
         "huge-intact-archive", "truncated-archives", "awkward-names", "growth", "symlink-records", "fifo-records",
-        "huge-records", "garbage-records", "symlink-pack", "fifo-pack", "directory-pack", "huge-pack", "huge-intact-pack",
+        "huge-records", "garbage-records", "symlink-pack", "symlink-pack-intact", "fifo-pack", "directory-pack", "huge-pack",
+        "huge-pack-2g", "huge-intact-pack", "garbage-pack", "truncated-packs", "pack-escape",
+    ]
+
+    /// The scenarios that plant something at a pack's path: a write must leave a regular file
+    /// there (or none), and the disk within the budget.
+    static let packScenarios: Set = [
+        "symlink-pack", "symlink-pack-intact", "fifo-pack", "directory-pack", "huge-pack", "huge-pack-2g", "huge-intact-pack",
         "garbage-pack", "truncated-packs", "pack-escape",
     ]
 
@@ -146,6 +153,13 @@ struct HostileScenario {
                 try bytes.prefix(number * 37 % max(bytes.count, 1)).write(to: URL(filePath: path))
             }
         case "symlink-pack": try replace(userDirectory + "/.pack") { try link($0, to: sentinel) }
+        case "symlink-pack-intact":
+            // A link to a copy of the very pack, outside the root: a read that follows it
+            // finds whole collections, so any hit is a followed link.
+            let copy = outsidePack()
+            try FileManager.default.createDirectory(atPath: (copy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: userDirectory + "/.pack", toPath: copy)
+            try replace(userDirectory + "/.pack") { try link($0, to: copy) }
         case "fifo-pack": try replace(userDirectory + "/.pack") { try fifo($0) }
         case "directory-pack":
             try replace(userDirectory + "/.pack") { path in
@@ -153,6 +167,7 @@ struct HostileScenario {
                 try link(path + "/escape", to: outside.path(percentEncoded: false))
             }
         case "huge-pack": try sparse(userDirectory + "/.pack", size: 3 << 30)
+        case "huge-pack-2g": try sparse(userDirectory + "/.pack", size: 2 << 30)
         case "huge-intact-pack":
             // The pack's records intact, the file made 600 MB long (sparse) after them: zeros
             // are no record.
@@ -190,12 +205,25 @@ struct HostileScenario {
             emit("VIOLATION unknown scenario \(scenario)")
             return
         }
-        try callEveryAPI(measureMemory: scenario.hasPrefix("huge"))
+        let intactCopy = scenario == "symlink-pack-intact" ? try Data(contentsOf: URL(filePath: outsidePack())) : nil
+        try callEveryAPI(measureMemory: scenario.hasPrefix("huge"), pack: HostileMode.packScenarios.contains(scenario) ? userDirectory + "/.pack" : nil)
+        if let intactCopy, (try? Data(contentsOf: URL(filePath: outsidePack()))) != intactCopy {
+            emit("VIOLATION the pack outside the root, linked from the root, changed")
+        }
+    }
+
+    /// Where the symlink-pack-intact scenario keeps its copy of the pack: beside the outside
+    /// directory (which must hold only its sentinel).
+    private func outsidePack() -> String {
+        outside.deletingLastPathComponent().appending(path: outside.lastPathComponent + "-pack/.pack").path(percentEncoded: false)
     }
 
     /// Every API, on the planted root; each must return, and reads must be misses or whole
     /// collections of the right user and key.
-    private func callEveryAPI(measureMemory: Bool) throws {
+    ///
+    /// - Parameter pack: the path of the pack planted on, whose collections a read must not
+    ///   find (it is no pack, or a link), and where a write must leave a regular file.
+    private func callEveryAPI(measureMemory: Bool, pack: String?) throws {
         var cache: AppCache?
         func api(_ name: String, _ body: () throws -> Void) {
             emit("API \(name)")
@@ -236,12 +264,29 @@ struct HostileScenario {
         api("inspector") { _ = try CacheRootListing.read(root: root, verifyChecksums: true) }
         api("diskUsage") { _ = cache.diskUsage }
         api("getCachedItems") { check(try cache.getCachedItems(TortureItem.self, forKey: "k0"), "u0", "k0") }
+        if let pack, scenario.hasPrefix("symlink") || scenario == "fifo-pack" || scenario == "directory-pack" {
+            api("no read through the planted pack") {
+                for key in 0..<4 {
+                    if try cache.getCachedItems(TortureItem.self, forKey: "k\(key)") != nil { emit("VIOLATION u0's k\(key) was read with a \(scenario) at \(pack)") }
+                }
+            }
+        }
         api("cachedCollection") { check(try cache.cachedCollection(TortureItem.self, forKey: "k1")?.items, "u0", "k1") }
         api("removeExpired") { try cache.removeExpired() }
         api("cacheItems") { try cache.cacheItems(TortureItem.collection(user: "u0", key: "k0", sequence: 9), forKey: "k0") }
         api("read back") {
             let items = try cache.getCachedItems(TortureItem.self, forKey: "k0")
             if items?[0].sequence != 9 { emit("VIOLATION a write after the damage did not read back") }
+        }
+        if let pack {
+            api("pack replaced") {
+                var info = stat()
+                if lstat(pack, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+                    emit("VIOLATION a write left a \(info.st_mode & S_IFMT == S_IFLNK ? "link" : "non-regular file") at \(pack)")
+                }
+                let measured = RootChecks(root: root).measuredUsage()
+                if measured > 1 << 20 { emit("VIOLATION after a write the archive files and packs take \(measured) bytes, over the budget \(1 << 20)") }
+            }
         }
         api("pin") { try cache.pin(TortureItem.self, forKey: "k0") }
         api("flush") { try cache.flush() }
@@ -253,7 +298,7 @@ struct HostileScenario {
         api("diskUsage after") {
             let usage = cache.diskUsage
             let measured = RootChecks(root: root).measuredUsage()
-            if usage != measured { emit("VIOLATION diskUsage \(usage), archives \(measured)") }
+            if usage != measured { emit("VIOLATION diskUsage \(usage), archive files and packs \(measured)") }
         }
     }
 

@@ -27,6 +27,19 @@ struct TortureItem: CacheableModel, Equatable {
         }
     }
 
+    /// The collection written as write `sequence` of `user`'s `key`, with about `bytes` bytes
+    /// of filler spread over its items: big ones are archives of their own, past the pack limit.
+    static func collection(user: String, key: String, sequence: Int, bytes: Int) -> [TortureItem] {
+        let count = 1 + Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: sequence) &* 0x9E37_79B9_7F4A_7C15) >> 60) % 12
+        let each = max(bytes / count, 0)
+        return (0..<count).map { index in
+            let filler = String(repeating: "y", count: each + (sequence &+ index) % 7)
+            return TortureItem(
+                user: user, key: key, sequence: sequence, index: index, count: count,
+                checksum: checksum(user, key, sequence, index, count, filler), filler: filler)
+        }
+    }
+
     static func checksum(_ user: String, _ key: String, _ sequence: Int, _ index: Int, _ count: Int, _ filler: String) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in "\(user)\u{1}\(key)\u{1}\(sequence)\u{1}\(index)\u{1}\(count)\u{1}\(filler)".utf8 {

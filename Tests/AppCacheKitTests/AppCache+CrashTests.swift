@@ -1,4 +1,3 @@
-import AppCacheTestSupport
 import Foundation
 import MenuModel
 import Testing
@@ -96,17 +95,15 @@ struct AppCacheCrashTests {
 
     /// Without a crash, no batch reads the journal, so settling costs nothing in the usual case;
     /// the journal stays compact as it grows.
-    @Test func theJournalIsCompactedAsItGrows() async throws {
-        try await heavy {
-            let fixture = try Fixture()
-            let cache = try fixture.openCache()
-            for round in 0..<3000 {
-                try cache.cacheItems([Plain(value: round)], forKey: "k\(round % 20)")
-            }
-            let size = try FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int ?? 0
-            #expect(size < 3 * JournalLedger.minimumCompactionSize)
-            #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
-            #expect(fixture.allFiles().allSatisfy { !$0.contains(".tmp-") })
+    @Test func theJournalIsCompactedAsItGrows() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        for round in 0..<3000 {
+            try cache.cacheItems([Plain(value: round)], forKey: "k\(round % 20)")
         }
+        let size = try FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int ?? 0
+        #expect(size < 3 * JournalLedger.minimumCompactionSize)
+        #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
+        #expect(fixture.allFiles().allSatisfy { !$0.contains(".tmp-") })
     }
 }

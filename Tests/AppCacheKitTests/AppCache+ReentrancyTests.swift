@@ -1,4 +1,3 @@
-import AppCacheTestSupport
 import Foundation
 import MenuModel
 import Testing
@@ -76,24 +75,22 @@ struct AppCacheReentrancyTests {
         #expect(try cache.getCachedItems(Note.self, forKey: "b") == [Note.make(20)])
     }
 
-    @Test func updatesNestingInOppositeOrdersOnTwoThreadsBothFinish() async throws {
-        try await heavy {
-            let fixture = try Fixture()
-            let cache = try fixture.openCache(memory: .layer())
-            #expect(finishes {
-                DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                    let (outer, inner) = worker == 0 ? ("x", "y") : ("y", "x")
-                    for step in 0..<50 {
-                        _ = try? cache.updateItems(Note.self, forKey: outer) { notes in
-                            _ = try? cache.updateItems(Note.self, forKey: inner) { $0.append(Note.make(1000 * worker + step)) }
-                            notes.append(Note.make(2000 + 1000 * worker + step))
-                        }
+    @Test func updatesNestingInOppositeOrdersOnTwoThreadsBothFinish() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        #expect(finishes {
+            DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                let (outer, inner) = worker == 0 ? ("x", "y") : ("y", "x")
+                for step in 0..<50 {
+                    _ = try? cache.updateItems(Note.self, forKey: outer) { notes in
+                        _ = try? cache.updateItems(Note.self, forKey: inner) { $0.append(Note.make(1000 * worker + step)) }
+                        notes.append(Note.make(2000 + 1000 * worker + step))
                     }
                 }
-            })
-            let all = try (cache.getCachedItems(Note.self, forKey: "x") ?? []) + (cache.getCachedItems(Note.self, forKey: "y") ?? [])
-            #expect(Set(all.map(\.id)).count == 200)
-        }
+            }
+        })
+        let all = try (cache.getCachedItems(Note.self, forKey: "x") ?? []) + (cache.getCachedItems(Note.self, forKey: "y") ?? [])
+        #expect(Set(all.map(\.id)).count == 200)
     }
 
     @Test func aLocalEditKeepsTheCachedDateValidatorsPinAndExpiry() throws {

@@ -1,4 +1,3 @@
-import AppCacheTestSupport
 import Foundation
 import Testing
 @testable import AppCacheKit
@@ -164,26 +163,24 @@ struct AppCacheSessionTests {
     }
 
     @Test(arguments: [true, false])
-    func concurrentUpdatesNeverLoseOneAnother(writeBack: Bool) async throws {
-        try await heavy {
-            let fixture = try Fixture()
-            let cache = try fixture.openCache(memory: writeBack ? .layer() : .diskOnly)
-            let failures = Locked<[String]>([])
-            DispatchQueue.concurrentPerform(iterations: 8) { worker in
-                for step in 0..<25 {
-                    do {
-                        try cache.updateItems(Note.self, forKey: "shared") { $0.append(Note.make(worker * 100 + step)) }
-                    } catch {
-                        failures.withLock { $0.append("\(error)") }
-                    }
+    func concurrentUpdatesNeverLoseOneAnother(writeBack: Bool) throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: writeBack ? .layer() : .diskOnly)
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for step in 0..<25 {
+                do {
+                    try cache.updateItems(Note.self, forKey: "shared") { $0.append(Note.make(worker * 100 + step)) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
                 }
             }
-            #expect(failures.withLock { $0 } == [])
-            let items = try #require(try cache.getCachedItems(Note.self, forKey: "shared"))
-            #expect(items.count == 200)
-            #expect(Set(items.map(\.id)).count == 200)
-            #expect(fixture.diagnostics.errors.isEmpty)
         }
+        #expect(failures.withLock { $0 } == [])
+        let items = try #require(try cache.getCachedItems(Note.self, forKey: "shared"))
+        #expect(items.count == 200)
+        #expect(Set(items.map(\.id)).count == 200)
+        #expect(fixture.diagnostics.errors.isEmpty)
     }
 
     @Test func aPinnedWriteIsOneWrite() throws {

@@ -1,4 +1,3 @@
-import AppCacheTestSupport
 import Foundation
 import MenuModel
 import Testing
@@ -551,45 +550,41 @@ struct BinaryCodecTests {
     // MARK: - Hostile payloads
 
     /// Every truncation and every flipped bit of a payload: errors, never a crash or a hang.
-    @Test func damagedPayloadsAreErrorsNeverCrashes() async throws {
-        try await heavy {
-            let payloads = [
-                try BinaryPayloadEncoder.encode(MenuItem.sampleMenu(count: 3)).payload,
-                try BinaryPayloadEncoder.encode(FeedPost.sampleFeed(count: 3)).payload,
-            ]
-            var topBitFlips = 0
-            var topBitFlipsDecoded = 0
-            for payload in payloads {
-                // A payload cut short loses its key table's offset: never decodable.
-                for length in 0..<payload.count {
-                    #expect(tryDecode(payload.prefix(length)) == 0, "a payload cut to \(length) bytes decoded")
-                }
-                for bit in 0..<(payload.count * 8) {
-                    var damaged = payload
-                    damaged[bit / 8] ^= 1 << UInt8(bit % 8)
-                    let decoded = tryDecode(damaged) > 0
-                    if bit % 8 == 7 {
-                        topBitFlips += 1
-                        if decoded { topBitFlipsDecoded += 1 }
-                    }
+    @Test func damagedPayloadsAreErrorsNeverCrashes() throws {
+        let payloads = [
+            try BinaryPayloadEncoder.encode(MenuItem.sampleMenu(count: 3)).payload,
+            try BinaryPayloadEncoder.encode(FeedPost.sampleFeed(count: 3)).payload,
+        ]
+        var topBitFlips = 0
+        var topBitFlipsDecoded = 0
+        for payload in payloads {
+            // A payload cut short loses its key table's offset: never decodable.
+            for length in 0..<payload.count {
+                #expect(tryDecode(payload.prefix(length)) == 0, "a payload cut to \(length) bytes decoded")
+            }
+            for bit in 0..<(payload.count * 8) {
+                var damaged = payload
+                damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+                let decoded = tryDecode(damaged) > 0
+                if bit % 8 == 7 {
+                    topBitFlips += 1
+                    if decoded { topBitFlipsDecoded += 1 }
                 }
             }
-            // A low bit flipped inside text or a number leaves a valid payload (the archive's
-            // checksum is what catches those). A top bit flipped makes ASCII text ill-formed UTF-8,
-            // a tag unknown or a length absurd: refused, but in a number's bytes.
-            #expect(topBitFlipsDecoded < topBitFlips / 4, "\(topBitFlipsDecoded) of \(topBitFlips) payloads with a top bit flipped decoded")
         }
+        // A low bit flipped inside text or a number leaves a valid payload (the archive's
+        // checksum is what catches those). A top bit flipped makes ASCII text ill-formed UTF-8,
+        // a tag unknown or a length absurd: refused, but in a number's bytes.
+        #expect(topBitFlipsDecoded < topBitFlips / 4, "\(topBitFlipsDecoded) of \(topBitFlips) payloads with a top bit flipped decoded")
     }
 
     /// At least 100,000 random mutations of payloads of both sample models, each decoded: no
     /// crash, no hang, and most refused (a mutation rarely leaves a valid payload).
-    @Test func fuzzedPayloadsNeverCrash() async {
-        await heavy {
-            let report = PayloadFuzzer.run(mutations: 100_000, seed: 42)
-            #expect(report.mutations == 100_000)
-            #expect(report.decoded + report.rejected == report.mutations)
-            #expect(report.rejected > report.mutations / 2)
-        }
+    @Test func fuzzedPayloadsNeverCrash() throws {
+        let report = PayloadFuzzer.run(mutations: 100_000, seed: 42)
+        #expect(report.mutations == 100_000)
+        #expect(report.decoded + report.rejected == report.mutations)
+        #expect(report.rejected > report.mutations / 2)
     }
 
     private func tryDecode(_ payload: Data) -> Int {

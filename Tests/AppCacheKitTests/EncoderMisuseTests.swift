@@ -1,4 +1,3 @@
-import AppCacheTestSupport
 import Foundation
 import MenuModel
 import Testing
@@ -77,22 +76,20 @@ struct EncoderMisuseTests {
         }
     }
 
-    @Test func anyUseOfTheContainersEncodesOrThrowsNeverCrashes() async {
-        await heavy {
-            var encoded = 0
-            var refused = 0
-            for seed in 0..<10_000 as Range<UInt64> {
-                let value = [RandomUse(seed: seed, operations: 1 + Int(seed % 40))]
-                guard let payload = try? BinaryPayloadEncoder.encode(value).payload else {
-                    refused += 1
-                    continue
-                }
-                encoded += 1
-                // What was written is a payload: walking it ends, in values or an error.
-                _ = try? BinaryPayloadDecoder.decode([Walk].self, from: payload)
+    @Test func anyUseOfTheContainersEncodesOrThrowsNeverCrashes() {
+        var encoded = 0
+        var refused = 0
+        for seed in 0..<10_000 as Range<UInt64> {
+            let value = [RandomUse(seed: seed, operations: 1 + Int(seed % 40))]
+            guard let payload = try? BinaryPayloadEncoder.encode(value).payload else {
+                refused += 1
+                continue
             }
-            #expect(encoded + refused == 10_000)
-            #expect(encoded > 0 && refused > 0, "both kinds of use occur: \(encoded) encoded, \(refused) refused")
+            encoded += 1
+            // What was written is a payload: walking it ends, in values or an error.
+            _ = try? BinaryPayloadDecoder.decode([Walk].self, from: payload)
         }
+        #expect(encoded + refused == 10_000)
+        #expect(encoded > 0 && refused > 0, "both kinds of use occur: \(encoded) encoded, \(refused) refused")
     }
 }

@@ -7,10 +7,21 @@ import Foundation
 public func eventually(
     within seconds: Double = 30, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
 ) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    let deadline = Date().addingTimeInterval(seconds * sanitizerSlowdown)
     while Date() < deadline {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(2))
     }
     return condition()
 }
+
+/// How much longer waits are under the sanitizers (`Scripts/sanitize` builds with
+/// `APPCACHE_SANITIZED`), where everything runs several times slower and tests that compute
+/// hold the two threads of the cooperative pool for longer: a wait measures progress, not speed.
+public let sanitizerSlowdown: Double = {
+    #if APPCACHE_SANITIZED
+    return 4
+    #else
+    return 1
+    #endif
+}()

@@ -38,6 +38,10 @@ struct JournalLedger {
     var keepsIndex: Bool
     /// The index, while kept; exact after ``begin(afterCrash:)``.
     private(set) var index: DiskIndex?
+    /// The packs' surprise count (``PackTable/surpriseCount``) the index was last made to
+    /// agree with: a pack found holding other than what was written to it (damage, a cut)
+    /// makes the journal's sizes untrue, and the index is rebuilt from what the disk holds.
+    private var packSurprisesSeen: UInt64 = 0
     /// Where this process has read the journal up to (while it keeps the index).
     private var cursor: IndexJournal.Cursor?
     /// This batch's intents without their outcome yet.
@@ -111,11 +115,13 @@ struct JournalLedger {
         if let limit = diskByteLimit {
             ensureIndex()
             for record in records { index?.apply(record) }
+            // The budget judges by what the packs hold, not by what was written to them.
+            if packsSurprised { rebuild() }
             enforce(limit)
         } else {
             for record in records { index?.apply(record) }
         }
-        if index?.isDamaged == true { rebuild() }
+        if index?.isDamaged == true || (index != nil && packsSurprised) { rebuild() }
         let outcomes = records
         records = []
         if !outcomes.isEmpty { append(outcomes) }
@@ -155,8 +161,16 @@ struct JournalLedger {
             if index?.isDamaged == true {
                 report("the journal's sizes do not add up")
                 rebuild()
+            } else if packsSurprised {
+                rebuild()
             }
         }
+    }
+
+    /// Whether a pack was found holding other than what was written to it since the index
+    /// last agreed with the disk (the damage itself was reported where it was found).
+    private var packsSurprised: Bool {
+        store.packs.surpriseCount != packSurprisesSeen
     }
 
     /// Replays the whole journal to find the intents a crashed batch left unsettled, and
@@ -346,6 +360,7 @@ struct JournalLedger {
     /// Rebuilds the index from the archives' headers, oldest first, and starts a new journal.
     /// Sweeps every temporary file on the way (the lock is held: none belongs to a live writer).
     private mutating func rebuild() {
+        defer { packSurprisesSeen = store.packs.surpriseCount }
         store.sweepTemporaryFiles()
         var rebuilt = DiskIndex()
         let paths = (try? store.archivePathsOfAllUsers()) ?? []

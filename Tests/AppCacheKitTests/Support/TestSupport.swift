@@ -120,9 +120,9 @@ struct Fixture {
         _ = try store.write(record, forKey: key, at: store.layout.archivePath(for: key), temporaryName: FileSystem.temporaryName())
     }
 
-    /// The bytes of every archive file under the root, as `diskUsage` should say.
+    /// The bytes of every archive file and pack under the root, as `diskUsage` should say.
     func measuredUsage() throws -> Int {
-        try allFiles().filter { $0.hasSuffix(".archive") }.reduce(0) { total, file in
+        try allFiles().filter { $0.hasSuffix(".archive") || $0.hasSuffix("/" + PackFile.name) }.reduce(0) { total, file in
             total + ((try FileManager.default.attributesOfItem(atPath: rootPath + "/" + file)[.size] as? Int) ?? 0)
         }
     }

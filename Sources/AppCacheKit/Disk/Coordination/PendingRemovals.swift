@@ -98,6 +98,9 @@ struct PendingRemovals: Sendable {
     /// The number of removals carried out: every one below it is off the disk.
     var doneCount: UInt64 { words.load(Self.doneWord) }
 
+    /// Whether a removal is recorded and not yet carried out (two atomic loads).
+    var hasPending: Bool { words.load(Self.recordedWord) != words.load(Self.doneWord) }
+
     /// Whether removal `number` was passed by a writer (carried out, or passed as unreadable).
     func isPassed(_ number: UInt64) -> Bool {
         words.load(Self.doneWord) > number

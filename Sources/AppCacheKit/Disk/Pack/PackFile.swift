@@ -136,8 +136,9 @@ struct PackFile: Sendable {
     /// checks and its record fits in the pack, as log-structured stores recover their logs (the
     /// magic and the prefix's CRC-32 make a false match vanishingly rare, and the name hash,
     /// sequence and archive header check a record again when it is read). The skipped bytes go
-    /// into the index as damage, naming the archive whose record they begin when
-    /// `identify` still finds its name in the archive header after the prefix.
+    /// into the index as damage, naming the archives whose records they held as far as their
+    /// damaged prefixes or their archive headers still tell (see
+    /// ``names(inDamagedStretch:before:maximumBodyLength:_:)``).
     ///
     /// - Parameter identify: the hash of the file name of the archive whose bytes (header
     ///   first) are given, or `nil` when they are no archive's.
@@ -157,9 +158,18 @@ struct PackFile: Sendable {
                 case .damaged(let reason):
                     let damaged = start + position
                     guard let next = nextRecord(after: damaged, upTo: size, maximumBodyLength: maximumBodyLength) else {
+                        // The last record, whole but for a damaged byte of its prefix, is damage,
+                        // not a torn append: named, and kept (a writer cuts only a torn tail), so
+                        // that its collection goes on missing rather than reading an older record.
+                        if let record = correctedRecord(at: damaged, maximumBodyLength: maximumBodyLength), damaged + record.length == size {
+                            index.skipDamage(from: damaged, to: size, reason: reason, naming: [record.nameHash])
+                            return .end
+                        }
                         return .damaged(reason)
                     }
-                    index.skipDamage(from: damaged, to: next, reason: reason, naming: name(ofDamagedRecordAt: damaged, before: next, identify))
+                    index.skipDamage(
+                        from: damaged, to: next, reason: reason,
+                        naming: names(inDamagedStretch: damaged, before: next, maximumBodyLength: maximumBodyLength, identify))
                     break scanning
                 case .incomplete:
                     // The prefix goes on in the next chunk (read from it), or the pack ends.
@@ -202,16 +212,69 @@ struct PackFile: Sendable {
         return nil
     }
 
-    /// The hash of the archive whose record begins at `damaged` (its prefix damaged, its body
-    /// perhaps whole), from the header where its body would start; `nil` when none reads there.
-    private func name(ofDamagedRecordAt damaged: Int, before next: Int, _ identify: (UnsafeRawBufferPointer) -> UInt64?) -> UInt64? {
-        let bodyStart = damaged + PackRecord.prefixLength
-        let count = min(next - bodyStart, 4096)
-        guard count > 0 else { return nil }
+    /// The record whose prefix at `offset` took one damaged byte, as it was before
+    /// (``PackRecord/corrected(_:maximumBodyLength:)``); `nil` when no single change makes it check.
+    private func correctedRecord(at offset: Int, maximumBodyLength: Int) -> PackRecord? {
+        var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
+        let filled = prefix.withUnsafeMutableBytes { read(into: $0, count: PackRecord.prefixLength, at: offset) }
+        guard filled == PackRecord.prefixLength else { return nil }
+        return prefix.withUnsafeBytes { PackRecord.corrected($0, maximumBodyLength: maximumBodyLength) }
+    }
+
+    /// The most bytes of a stretch of damage read to name the records it held.
+    private static let maximumNamedStretch = 4 << 20
+
+    /// The hashes of the archives whose records the damaged stretch from `damaged` to `next`
+    /// held, as far as anything there still names them:
+    ///
+    /// - record by record from the start, through each prefix as it was before one of its
+    ///   bytes was damaged (``PackRecord/corrected(_:maximumBodyLength:)``), which gives the
+    ///   next record's start too: a run of records with damaged prefixes is named whole;
+    /// - where no prefix can be corrected, the archive header after it (`identify`), the name
+    ///   hash the damaged prefix still holds, and then every record prefix magic and archive
+    ///   header magic further in the stretch, each likewise.
+    ///
+    /// A hash that names no archive the pack holds costs nothing; a record destroyed so
+    /// completely that nothing names it (a zeroed page over its prefix and header) cannot be
+    /// told from garbage.
+    private func names(
+        inDamagedStretch damaged: Int, before next: Int, maximumBodyLength: Int, _ identify: (UnsafeRawBufferPointer) -> UInt64?
+    ) -> [UInt64] {
+        let count = min(next - damaged, Self.maximumNamedStretch)
+        guard count > 0 else { return [] }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
         defer { buffer.deallocate() }
-        guard read(into: buffer, count: count, at: bodyStart) == count else { return nil }
-        return identify(UnsafeRawBufferPointer(buffer))
+        guard read(into: buffer, count: count, at: damaged) == count else { return [] }
+        let bytes = UnsafeRawBufferPointer(buffer)
+        var names: [UInt64] = []
+        var offset = 0
+        while offset + PackRecord.prefixLength <= count,
+            let record = PackRecord.corrected(UnsafeRawBufferPointer(rebasing: bytes[offset...]), maximumBodyLength: maximumBodyLength)
+        {
+            names.append(record.nameHash)
+            offset += record.length
+        }
+        guard offset + PackRecord.prefixLength <= count else { return names }
+        if let hash = identify(UnsafeRawBufferPointer(rebasing: bytes[(offset + PackRecord.prefixLength)...])) { names.append(hash) }
+        for position in offset..<count - 3 {
+            if bytes[position] == PackRecord.magic.0, bytes[position + 1] == PackRecord.magic.1, position + 16 <= count {
+                var hash: UInt64 = 0
+                withUnsafeMutableBytes(of: &hash) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position + 8..<position + 16])) }
+                names.append(UInt64(littleEndian: hash))
+            } else if position == offset, position + 16 <= count {
+                // The prefix at the start of the stretch, whatever damaged its magic.
+                var hash: UInt64 = 0
+                withUnsafeMutableBytes(of: &hash) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position + 8..<position + 16])) }
+                names.append(UInt64(littleEndian: hash))
+            }
+            if position > offset, bytes[position] == ArchiveHeader.magic[0], bytes[position + 1] == ArchiveHeader.magic[1],
+                bytes[position + 2] == ArchiveHeader.magic[2], bytes[position + 3] == ArchiveHeader.magic[3],
+                let hash = identify(UnsafeRawBufferPointer(rebasing: bytes[position...]))
+            {
+                names.append(hash)
+            }
+        }
+        return names
     }
 
     /// Reads `count` bytes at `offset` into `buffer`, retrying interrupted reads.

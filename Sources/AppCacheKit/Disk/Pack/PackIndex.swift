@@ -73,13 +73,14 @@ struct PackIndex {
         }
     }
 
-    /// Notes that the bytes from `offset` (``end``) to `next` are no record, and why; with
-    /// `hash`, the archive whose record they begin (its header still names it) is damaged.
-    mutating func skipDamage(from offset: Int, to next: Int, reason: String, naming hash: UInt64?) {
+    /// Notes that the bytes from `offset` (``end``) to `next` are no record, and why; the
+    /// archives `hashes` name (whose records the bytes held, as far as they still tell) are
+    /// damaged: their older records are not their newest.
+    mutating func skipDamage(from offset: Int, to next: Int, reason: String, naming hashes: [UInt64]) {
         assert(offset == end && next > offset, "damage is skipped in the pack's order")
         end = next
         damage.append(Damage(offset: offset, length: next - offset, reason: reason))
-        if let hash, entries[hash] != nil { entries[hash]?.damage = reason }
+        for hash in hashes where entries[hash] != nil { entries[hash]?.damage = reason }
     }
 
     /// The live archive whose file name hashes to `hash`.

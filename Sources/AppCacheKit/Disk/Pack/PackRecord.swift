@@ -88,6 +88,34 @@ struct PackRecord: Equatable, Sendable {
         return .record(PackRecord(kind: kind, bodyLength: bodyLength, nameHash: load(8), sequence: load(16), cachedDate: date))
     }
 
+    /// The prefix `bytes` (at least ``prefixLength`` of them) held before one of its bytes was
+    /// damaged: the one change of a single byte that makes it check, when exactly one does.
+    ///
+    /// What names the collection of a record whose prefix took a flipped bit or byte (a
+    /// removal or a re-dating record has no body whose header could name it), so that it
+    /// misses rather than falling back to an older record. Only names: a record recovered this
+    /// way is never read as one. Costs 36 × 255 checksums of 32 bytes, and runs only on damage.
+    static func corrected(_ bytes: UnsafeRawBufferPointer, maximumBodyLength: Int) -> PackRecord? {
+        guard bytes.count >= prefixLength else { return nil }
+        var candidate = Array(bytes[0..<prefixLength])
+        var found: PackRecord?
+        for position in 0..<prefixLength {
+            let original = candidate[position]
+            for value in 0...UInt8.max where value != original {
+                candidate[position] = value
+                // The magic first: a change elsewhere must leave it whole.
+                guard candidate[0] == magic.0, candidate[1] == magic.1 else { continue }
+                if case .record(let record) = candidate.withUnsafeBytes({ parse($0, maximumBodyLength: maximumBodyLength) }) {
+                    // Two corrections that both check: nothing can be told.
+                    guard found == nil else { return nil }
+                    found = record
+                }
+            }
+            candidate[position] = original
+        }
+        return found
+    }
+
     private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }

@@ -49,6 +49,11 @@ final class PackTable: Sendable {
     }
 
     private let slots = BlockingLock<[String: Slot]>([:])
+    /// How many times this process found a pack holding other than the records written to it:
+    /// damage between records, a tail cut off, a pack shorter than it was. The disk index,
+    /// which counts what was written, is rebuilt from what the packs hold when it moves
+    /// (``JournalLedger``).
+    private let surprises = Locked<UInt64>(0)
     /// The largest pack written to: past it, archives are files of their own.
     let maximumSize: Int
     /// The hash of the file name of the archive whose bytes (header first) are given, or `nil`:
@@ -73,6 +78,16 @@ final class PackTable: Sendable {
         let entry: PackIndex.Entry
         /// The hash of the archive's file name (``StableHash/value64(_:)``).
         let hash: UInt64
+    }
+
+    /// How many times this process found a pack holding other than what was written to it (see
+    /// ``surprises``): a count to compare with one taken earlier.
+    var surpriseCount: UInt64 {
+        surprises.withLock { $0 }
+    }
+
+    private func noteSurprise() {
+        surprises.withLock { $0 &+= 1 }
     }
 
     /// Where the archive at `path` is in its directory's pack; `nil` when the pack does not
@@ -144,6 +159,8 @@ final class PackTable: Sendable {
         var damage: String?
         if slot.size > slot.index.end {
             if case .damaged(let reason) = slot.stop { damage = reason }
+            // A crash's torn append, or damage: the disk index may count what is cut here.
+            noteSurprise()
             guard ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
             slot.size = slot.index.end
             slot.stop = .end
@@ -298,6 +315,8 @@ final class PackTable: Sendable {
         let current = PackFile.current(in: directory, fileSystem: fileSystem)
         var size = current?.size ?? 0
         let isSameFile = current != nil && slot.file?.number == current?.number && size >= slot.index.end
+        // The file this process read, shorter than what it read of it: cut by someone else.
+        if current != nil, slot.file?.number == current?.number, size < slot.index.end { noteSurprise() }
         if !isSameFile || (writable && slot.file?.isWritable != true) {
             if current == nil && !writable {
                 slot = Slot()
@@ -332,6 +351,7 @@ final class PackTable: Sendable {
         let damage = slot.index.damage
         guard slot.reportedDamage < damage.count else { return }
         let display = fileSystem.displayPath(PackFile.path(in: directory))
+        noteSurprise()
         for stretch in damage[slot.reportedDamage...] {
             onDamage(display, "damage in a pack of small archives (\(stretch.reason), \(stretch.length) bytes at \(stretch.offset)); only the records there are lost")
         }
