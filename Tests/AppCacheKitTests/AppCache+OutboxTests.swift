@@ -252,8 +252,16 @@ import Testing
         #expect(other.pendingMutations.map(\.mutationName) == ["bump", "retag"])
         #expect(other.pendingMutations.first?.id == unknown)
         #expect(try other.getCachedItems(Note.self, forKey: "top") == Self.tagged(Self.notes, 1, ["behind"]), "known changes still show")
-        other.sendPendingNow()
-        try await Task.sleep(for: .milliseconds(50))
+        // The sender looks at the queue again, twice: each look that finds it waiting lets go of
+        // the lease (as `SenderLease` says), so the lease handed to this instance going proves a
+        // step ran, and the second one going proves the first step after the report ended.
+        let lease = other.disk.coordinator.senderLease
+        let root = other.disk.store.fileSystem.versionPath
+        for _ in 1...2 {
+            #expect(lease.acquire(by: ObjectIdentifier(other), root: root) == .held)
+            other.sendPendingNow()
+            #expect(await eventually { lease.words.load(SenderLease.word) == 0 }, "the sender looked again")
+        }
         #expect(fixture.diagnostics.errors.filter { $0.code == .modelMismatch }.count == 1, "once")
     }
 
