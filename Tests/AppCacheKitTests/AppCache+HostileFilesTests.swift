@@ -236,23 +236,58 @@ struct AppCacheHostileFilesTests {
         #expect(try budgeted(fixture).diskUsage == (try fixture.measuredUsage()))
     }
 
+    /// A header's numbers at their extremes, with every flag bit set (pinned, and the reserved
+    /// ones): nothing traps; a schema version other than the model's reads as a miss and the
+    /// pinned archive stays; the model's own version reads, whatever its expiry (a pinned
+    /// collection ignores it); listings show the numbers as they are.
     @Test func headerNumbersAtTheirExtremesAreReadWithoutTrapping() throws {
-        let fixture = try Fixture()
-        let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
-        for (schemaVersion, expiry) in [(Int64.min, Int64.max), (Int64.max, Int64.min + 1), (0, 0)] {
+        let cases: [(schemaVersion: Int64, expiry: Int64, reads: Bool, reported: Bool)] = [
+            // Older, with no upgrade: pinned, it stays for a build that declares one; said once.
+            (Int64.min, Int64.max, false, true),
+            (0, 0, false, true),
+            // Newer: left for the build that reads it, silently.
+            (Int64.max, Int64.min + 1, false, false),
+            // The model's own version (1): read, the expiry far ahead or long past.
+            (1, Int64.max, true, false),
+            (1, Int64.min + 1, true, false),
+        ]
+        for (schemaVersion, expiry, reads, reported) in cases {
+            let fixture = try Fixture()
+            let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
             var header = ArchiveHeader(
-                codec: 1, schemaVersion: schemaVersion, expiryMilliseconds: expiry, payloadLength: 2,
+                codec: PayloadCodec.json.headerValue, schemaVersion: schemaVersion, expiryMilliseconds: expiry, payloadLength: 2,
                 payloadChecksum: CRC32.checksum(Data("[]".utf8)), user: "alice", cacheName: "Plains", key: nil)
             header.flags = UInt32.max
             let store = try fixture.store()
-            let path = store.layout.archivePath(for: key)
+            let path = store.layout.absolutePath(store.layout.archivePath(for: key))
             try FileManager.default.createDirectory(atPath: fixture.layout().userPath("alice"), withIntermediateDirectories: true)
-            try Data(header.encoded() + Array("[]".utf8)).write(to: URL(filePath: store.layout.absolutePath(path)))
+            try Data(header.encoded() + Array("[]".utf8)).write(to: URL(filePath: path))
             let cache = try fixture.openCache()
-            _ = try cache.entries()
-            _ = try CacheRootListing.read(root: fixture.root, verifyChecksums: true)
-            _ = cache.cachedDate(of: Plain.self)
-            _ = try cache.getCachedItems(Plain.self)
+            let what = "schema version \(schemaVersion), expiry \(expiry)"
+
+            // Listed as they are, without decoding: pinned, so never expired.
+            let entries = try cache.entries()
+            #expect(entries.count == 1, "\(what)")
+            let entry = try #require(entries.first, "\(what)")
+            #expect(entry.modelSchemaVersion == Int(schemaVersion) && entry.isPinned, "\(what)")
+            #expect(entry.expiry == Date(timeIntervalSince1970: Double(expiry) / 1000), "\(what)")
+            let listed = try #require(try CacheRootListing.read(root: fixture.root, verifyChecksums: true).archives.first, "\(what)")
+            #expect(listed.modelSchemaVersion == Int(schemaVersion) && listed.isPinned && listed.checksumVerified == true, "\(what)")
+
+            #expect(try cache.getCachedItems(Plain.self) == (reads ? [] : nil), "\(what)")
+            #expect(try cache.cachedCollection(Plain.self)?.items == (reads ? [] : nil), "\(what)")
+            #expect(FileManager.default.fileExists(atPath: path), "\(what): a pinned archive stays")
+            #expect(fixture.diagnostics.codes == (reported ? [.schemaMismatch] : []), "\(what)")
+            if reads {
+                #expect(cache.cachedDate(of: Plain.self) == entry.cachedDate, "\(what): the file's date")
+            } else {
+                // `cachedDate` (and so `isStale`) answers from the header alone, whatever its
+                // schema version: a collection every read misses still has a date, and may be
+                // judged fresh. Documented: "nil when there is none".
+                withKnownIssue("cachedDate of an archive the model cannot read (reported)") {
+                    #expect(cache.cachedDate(of: Plain.self) == nil, "\(what)")
+                }
+            }
         }
     }
 

@@ -252,8 +252,16 @@ import Testing
         #expect(other.pendingMutations.map(\.mutationName) == ["bump", "retag"])
         #expect(other.pendingMutations.first?.id == unknown)
         #expect(try other.getCachedItems(Note.self, forKey: "top") == Self.tagged(Self.notes, 1, ["behind"]), "known changes still show")
-        other.sendPendingNow()
-        try await Task.sleep(for: .milliseconds(50))
+        // The sender looks at the queue again, twice: each look that finds it waiting lets go of
+        // the lease (as `SenderLease` says), so the lease handed to this instance going proves a
+        // step ran, and the second one going proves the first step after the report ended.
+        let lease = other.disk.coordinator.senderLease
+        let root = other.disk.store.fileSystem.versionPath
+        for _ in 1...2 {
+            #expect(lease.acquire(by: ObjectIdentifier(other), root: root) == .held)
+            other.sendPendingNow()
+            #expect(await eventually { lease.words.load(SenderLease.word) == 0 }, "the sender looked again")
+        }
         #expect(fixture.diagnostics.errors.filter { $0.code == .modelMismatch }.count == 1, "once")
     }
 
@@ -298,13 +306,22 @@ import Testing
         try cache.flush()
         let kept = try cache.enqueue(Retag(noteID: 1, tags: ["kept"]))
         try cache.enqueue(Retag(noteID: 2, tags: ["lost"]))
+        // The writer goes, as a process that ends: its sender reads the queue no more (each
+        // instance reports the damage it reads, once).
+        cache.stopSending()
+        await cache.state.withLock { $0.sending.task }?.value
         let path = fixture.layout().userPath("alice") + "/.outbox"
         var bytes = try Data(contentsOf: URL(filePath: path))
         bytes[bytes.count - 10] ^= 0xFF  // inside the second record
         try bytes.write(to: URL(filePath: path))
 
         let reader = try openCache(fixture)
-        reader.registerSender(for: Retag.self, send: Server([.hold]).send)
+        let server = Server([.hold])
+        reader.registerSender(for: Retag.self, send: server.send)
+        // The sender notes its attempt before it sends, rewriting the damaged file under the
+        // lock: once the send is out (held), it writes nothing more, and cannot put back the
+        // file the garbage below replaces.
+        #expect(await eventually { server.sends.count == 1 })
         #expect(reader.pendingMutations.map(\.id) == [kept])
         #expect(fixture.diagnostics.codes.filter { $0 == .corruptArchive }.count == 1)
         #expect(try reader.getCachedItems(Note.self, forKey: "top") == Self.tagged(Self.notes, 1, ["kept"]))
@@ -326,6 +343,11 @@ import Testing
         let afterLink = try linked.enqueue(Retag(noteID: 2, tags: ["after a link"]))
         #expect(linked.pendingMutations.map(\.id) == [afterLink])
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType == .typeRegular)
+
+        // The held send ends, and with it the reader's sender, before the directory goes.
+        reader.stopSending()
+        server.gate.open()
+        await reader.state.withLock { $0.sending.task }?.value
     }
 
     @Test func aCollectionOfATypeWithPendingChangesKeepsItsPageCursorAndValidators() async throws {

@@ -133,17 +133,30 @@ import Testing
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         try cache.cacheItems([Note.make(0)])
         let server = Server(clock: fixture.clock)
-        let polling = RefreshTriggers(onForeground: false, onReconnect: false, every: .milliseconds(20))
+        let interval = Duration.milliseconds(20)
+        let polling = RefreshTriggers(onForeground: false, onReconnect: false, every: interval)
         let seen = StreamRecorder(cache.watch(Note.self, refresh: polling, retry: .none, fetch: server.fetch))
         #expect(await eventually { server.fetches >= 3 }, "fresh or not, it polls")
 
+        // Paused: woken (by a change, a trigger) the watch still looks, but never polls, however
+        // long since its last poll. Polling counts on the uptime clock, so an interval must pass
+        // before each wake-up; the look that follows proves the watch decided.
         cache.applicationDidEnterBackground()
         cache.waitForBackgroundWork()
-        let paused = server.fetches
         let clock = ContinuousClock()
-        let start = clock.now
-        #expect(await eventually { clock.now - start > .milliseconds(200) })  // ten intervals
-        #expect(server.fetches <= paused + 1, "at most the poll under way when the app left")
+        var looks = cache.observers.looks
+        cache.observers.notifyAll()
+        // A look begun after this point comes after any poll under way when the app left.
+        #expect(await eventually { cache.observers.looks > looks })
+        let paused = server.fetches
+        for _ in 1...5 {
+            looks = cache.observers.looks
+            let looked = clock.now
+            #expect(await eventually { clock.now - looked > interval })
+            cache.observers.notifyAll()
+            #expect(await eventually { cache.observers.looks > looks })
+        }
+        #expect(server.fetches == paused, "no poll in the background")
 
         cache.applicationDidBecomeActive()
         let resumed = server.fetches
@@ -152,8 +165,12 @@ import Testing
         seen.stop()
         #expect(await eventually { cache.observers.isEmpty })
         let stopped = server.fetches
-        let later = clock.now
-        #expect(await eventually { clock.now - later > .milliseconds(200) })
+        // Another watch with the same interval polls meanwhile: polls fall due, and watches get
+        // to run, while the stopped one stays silent.
+        let otherServer = Server(clock: fixture.clock)
+        let other = StreamRecorder(cache.watch(Note.self, forKey: "other", refresh: polling, retry: .none, fetch: otherServer.fetch))
+        defer { other.stop() }
+        #expect(await eventually { otherServer.fetches >= 4 }, "three polls after its first fetch")
         #expect(server.fetches <= stopped + 1, "the stream ended: no more polls")
     }
 
