@@ -7,16 +7,7 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the archive cannot be removed (the
     ///   memory copy is gone, the archive stays).
     public func removeItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
-        let info = typeInfo(Model.self)
-        guard key.map({ $0.utf8.count <= ArchiveHeader.maximumNameLength }) ?? true else { return }
-        try withDiskWrites { batch in
-            let archiveKey = state.withLock { state in
-                let archiveKey = ArchiveKey(info.cacheNamePart, user: state.user, key: key)
-                state.memory.remove(archiveKey)
-                return archiveKey
-            }
-            try batch.delete(at: disk.store.layout.archivePath(for: archiveKey), key: archiveKey)
-        }
+        try store.removeItems(Model.self, forKey: key)
     }
 
     /// Removes every collection of the current user (of every type and key), from memory and
@@ -30,11 +21,7 @@ extension AppCache {
     ///   write-back thread, as with ``removeUser(_:)``: it throws `permissionDenied` only on a
     ///   read-only cache.
     public func removeAll(includingPinned: Bool = true) throws {
-        guard includingPinned else {
-            try removeArchives(ofAllUsers: false) { !$0.isPinned }
-            return
-        }
-        try wipe { [$0.user] }
+        try store.removeAll(includingPinned: includingPinned)
     }
 
     /// Removes every expired collection that is not pinned, of every user, from memory and
@@ -49,10 +36,7 @@ extension AppCache {
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed or an
     ///   archive cannot be removed.
     public func removeExpired() throws {
-        let now = configuration.now()
-        try removeArchives(ofAllUsers: true, sweeping: true) { $0.isExpired(at: now) }
-        // What earlier wipes moved out of view but could not delete then.
-        if !disk.isReadOnly { reportAll(disk.store.deleteLeftoverTrash()) }
+        try store.removeExpired()
     }
 
     /// Pins the collection of `Model` under `key`: it ignores its time to live until unpinned.
@@ -62,7 +46,7 @@ extension AppCache {
     /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
     ///   or `ioFailure` when the archive cannot be rewritten.
     public func pin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
-        try setPinned(true, Model.self, key: key)
+        try store.setPinned(true, Model.self, key: key)
     }
 
     /// Unpins the collection of `Model` under `key`: its time to live applies again.
@@ -70,7 +54,7 @@ extension AppCache {
     /// - Throws: `notCached` when there is no such collection; `permissionDenied`, `noSpace`
     ///   or `ioFailure` when the archive cannot be rewritten.
     public func unpin<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
-        try setPinned(false, Model.self, key: key)
+        try store.setPinned(false, Model.self, key: key)
     }
 
     /// The collections of the current user, from memory and disk, without decoding any items,
@@ -104,9 +88,7 @@ extension AppCache {
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() throws -> [CacheEntry] {
-        let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
-        let due = settleDueWipes()  // before listing: removed directories are not listed
-        return mergedEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user), due: due)
+        try store.entries()
     }
 
     /// The collections of every user, from memory and disk, without decoding any items, listed
@@ -114,159 +96,57 @@ extension AppCache {
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entriesOfAllUsers() throws -> [CacheEntry] {
-        let due = settleDueWipes()
-        return mergedEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers(), due: due)
+        try store.entriesOfAllUsers()
     }
 
-    // MARK: - Private
-
-    private func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
-        let info = typeInfo(Model.self)
-        try Self.checkKey(key, cacheName: info.cacheName)
-        let failure = try withDiskWrites { batch -> AppCacheError? in
-            let (archiveKey, held) = state.withLock { state -> (ArchiveKey, (key: MemoryKey, entry: MemoryEntry)?) in
-                let archiveKey = ArchiveKey(info.cacheNamePart, user: state.user, key: key)
-                guard let owner = state.memory.owner(of: archiveKey), let entry = state.memory.peek(owner) else { return (archiveKey, nil) }
-                return (archiveKey, (owner, entry))
-            }
-            let path = disk.store.layout.archivePath(for: archiveKey)
-            // What memory holds is newest: write it, pin and all, as a flush would. A clean
-            // entry keeps no payload; its items are encoded again.
-            if let held, held.entry.hasPayload || held.key.type == ObjectIdentifier(Model.self) {
-                var record = held.entry.record
-                record.isPinned = pinned
-                if !held.entry.hasPayload {
-                    let items = held.entry.items.items(as: Model.self)
-                    do {
-                        let encoded = try configuration.payloadCodec.encode(items)
-                        (record.payload, record.codec, record.decodedSize) = (encoded.payload, encoded.codec.headerValue, encoded.decodedSize)
-                    } catch {
-                        return AppCacheError(
-                            code: .encodingFailed, message: "The items could not be encoded again to rewrite their archive; the pin is unchanged.",
-                            cacheName: info.cacheName, key: key, underlyingError: error)
-                    }
-                }
-                let identity = try batch.write(record, forKey: archiveKey, at: path)
-                state.withLock { state in
-                    state.memory.setPinned(pinned, for: archiveKey)
-                    state.memory.didWrite(held.key, generation: held.entry.generation, identity: identity, spilled: false)
-                }
-                return nil
-            }
-            let notCached = AppCacheError(
-                code: .notCached, message: "There is no cached collection to \(pinned ? "pin" : "unpin").",
-                cacheName: info.cacheName, key: key)
-            switch try disk.store.record(at: path, forKey: archiveKey, versions: ReadableVersions(of: Model.self)) {
-            case .missing:
-                return notCached
-            case .damaged(let problem, _) where problem.code == .schemaMismatch:
-                // Of a version this build cannot read: left as it is, for a build that can.
-                return notCached
-            case .damaged(let problem, _):
-                try batch.delete(at: path, key: archiveKey)
-                batch.report(AppCacheError(
-                    code: problem.code, message: problem.message + " The file was removed.", cacheName: info.cacheName,
-                    key: key, path: disk.store.layout.absolutePath(path)))
-                return notCached
-            case .found(var record, _):
-                guard !record.isExpired(at: configuration.now()) else { return notCached }
-                record.isPinned = pinned
-                let identity = try batch.write(record, forKey: archiveKey, at: path)
-                if let held {
-                    state.withLock { state in
-                        state.memory.setPinned(pinned, for: archiveKey)
-                        state.memory.markChecked(held.key, generation: held.entry.generation, epoch: state.memory.epoch, identity: identity)
-                    }
-                }
-                return nil
-            }
-        }
-        if let failure { throw failure }
+    /// Writes every dirty collection to disk.
+    ///
+    /// After it returns, everything cached before the call is on disk, unless it throws, and
+    /// every removal asked for before it (``removeUser(_:)``, ``signOut(removingData:)``, ...)
+    /// has left the disk, or has been reported to `diagnostics` as failing. Each
+    /// archive gets the moment its items were cached as its modification date, not the moment
+    /// of the flush. Collections stay in memory, now clean.
+    ///
+    /// - Throws: the first write error (`noSpace`, `permissionDenied`, `notADirectory`,
+    ///   `ioFailure`, `busy`), its message counting the collections that failed. Those stay
+    ///   dirty in memory for the next flush; the others are written. `versionRemoved` when
+    ///   another app schema version removed this one's directory: nothing can be written, and
+    ///   memory was emptied.
+    /// - Complexity: O(n) in the entries held, plus one file write per dirty collection.
+    public func flush() throws {
+        try store.flush()
     }
 
-    /// Removes the archives (of the current user, or all users) whose records `shouldRemove`
-    /// picks, and the memory entries it picks; with `sweeping`, also every temporary file.
-    private func removeArchives(ofAllUsers: Bool, sweeping: Bool = false, where shouldRemove: (ArchiveRecord) -> Bool) throws {
-        try withDiskWrites { batch in
-            let (user, doomed) = state.withLock { state in
-                let doomed = Set(state.memory.entries(user: ofAllUsers ? nil : state.userSlot)
-                    .filter { shouldRemove($0.record) }.map(\.archiveKey))
-                for archiveKey in doomed { state.memory.remove(archiveKey) }
-                return (state.user, doomed)
-            }
-            let paths = ofAllUsers ? try disk.store.archivePathsOfAllUsers() : try disk.store.archivePaths(user: user)
-            for path in paths {
-                guard case .summary(let summary) = disk.store.summary(at: path), disk.store.layout.archivePath(for: summary.archiveKey) == path else {
-                    continue
-                }
-                let archiveKey = summary.archiveKey
-                // A collection memory holds is judged by memory, which is newer.
-                let inMemory = state.withLock { $0.memory.owner(of: archiveKey) != nil }
-                if !inMemory && shouldRemove(summary.record) || doomed.contains(archiveKey) {
-                    try batch.delete(at: path, key: archiveKey)
-                }
-            }
-            if sweeping {
-                // Every writer holds the lock file while its temporary file exists, and this
-                // batch holds it now: whatever temporary file is left is a crash's.
-                batch.sweepTemporaryFiles()
-            }
-        }
+    /// Empties memory as the system asks: clean collections leave memory at once; dirty ones
+    /// are written on the cache's write-back thread (the caller does not wait for the disk),
+    /// then leave it.
+    ///
+    /// Reads go on working throughout (from memory until a collection's archive is in place,
+    /// from disk after). A collection that cannot be written stays in memory, dirty, and the
+    /// error goes to the `diagnostics` hook; the next write-back and every flush try again. On
+    /// iOS, tvOS and visionOS the cache calls this itself on memory warnings.
+    public func didReceiveMemoryWarning() {
+        store.didReceiveMemoryWarning()
     }
 
-    /// - Parameter due: the removals that could not be carried out: their archives are gone
-    ///   for every reader.
-    private func mergedEntries(memoryUser: Int?, paths: [CachePath], due: DueWipes) -> [CacheEntry] {
-        let now = configuration.now()
-        // Removed but still on disk (this process's removals, or another's): not listed.
-        let removals = disk.coordinator.removals
-        let paths = paths.filter { !due.covers($0.directory) && !removals.covers($0.directory) }
-        let change = disk.changeCount
-        let (memoryEntries, epoch, thresholds) = state.withLock { state in
-            state.observe(change: change)
-            return (
-                state.memory.entries(user: memoryUser), state.memory.epoch,
-                Dictionary(state.types.values.map { ($0.cacheName, $0.threshold) }, uniquingKeysWith: { first, _ in first }))
-        }
-        /// The threshold `isStale`, `cachedCollection` and `load` judge by: this cache's override
-        /// for the cache name, else the type's own once this cache has used the type; for other
-        /// types, the one their writer judged by (recorded with the collection), else the default.
-        func threshold(_ cacheName: String, recorded: Duration?) -> Duration {
-            configuration.stalenessThresholds[cacheName] ?? thresholds[cacheName] ?? recorded ?? configuration.defaultStalenessThreshold
-        }
-        let invalidations = currentInvalidations()
-        /// Stale by the threshold, or invalidated since it was cached.
-        func isStale(_ key: ArchiveKey, cachedAt date: Date, recorded: Duration?) -> Bool {
-            Duration.age(of: date, now: now).isStale(threshold: threshold(key.cacheName, recorded: recorded))
-                || invalidations.invalidates(key, cachedAt: date)
-        }
-        var listed: [ArchiveKey: (entry: CacheEntry, identity: FileVersion?)] = [:]
-        for path in paths {
-            guard case .summary(let summary) = disk.store.summary(at: path), disk.store.layout.archivePath(for: summary.archiveKey) == path else {
-                continue
-            }
-            let header = summary.header
-            guard !summary.record.isExpired(at: now) else { continue }
-            listed[summary.archiveKey] = (CacheEntry(
-                user: header.user, cacheName: header.cacheName, key: header.key, bytes: summary.size,
-                cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
-                modelSchemaVersion: Int(clamping: header.schemaVersion),
-                isStale: isStale(summary.archiveKey, cachedAt: summary.cachedDate, recorded: header.stalenessThreshold),
-                isInMemory: false, isOnDisk: true, isDirty: false), summary.identity)
-        }
-        for entry in memoryEntries where !entry.record.isExpired(at: now) {
-            let archiveKey = entry.archiveKey
-            let onDisk = listed[archiveKey]
-            // Another process may have changed the archive since memory last checked.
-            let facts = onDisk.flatMap { found in found.identity.map { FileFacts(identity: $0, modificationDate: found.entry.cachedDate) } }
-            guard entry.agrees(withDisk: facts, epoch: epoch) else { continue }
-            listed[archiveKey] = (CacheEntry(
-                user: archiveKey.user, cacheName: archiveKey.cacheName, key: archiveKey.key,
-                bytes: onDisk?.entry.bytes ?? entry.cost, cachedDate: entry.cachedDate, expiry: entry.expiry,
-                isPinned: entry.isPinned, modelSchemaVersion: Int(clamping: entry.record.schemaVersion),
-                isStale: isStale(archiveKey, cachedAt: entry.cachedDate, recorded: entry.record.stalenessThreshold),
-                isInMemory: true, isOnDisk: onDisk != nil, isDirty: entry.isDirty), onDisk?.identity)
-        }
-        return listed.values.map(\.entry).sorted { ($0.user ?? "", $0.cacheName, $0.key ?? "") < ($1.user ?? "", $1.cacheName, $1.key ?? "") }
+    /// What the memory layer holds and how it has served so far.
+    public var memoryStatistics: MemoryStatistics {
+        store.memoryStatistics
+    }
+
+    /// The bytes the archives of the current app schema version take on disk, of every user
+    /// and every process sharing the root.
+    ///
+    /// What is on disk: each archive file's size, and each user's pack of small archives
+    /// whole, records replaced or removed and not yet compacted away included, which is what
+    /// the disk budget (``Configuration/diskByteLimit``) holds within. The disk index's
+    /// journal and the lock file are not counted.
+    ///
+    /// Kept by a disk index rather than measured: the first call reads the index's journal (or,
+    /// when it is missing or damaged, rebuilds it from the archives' headers, reading each
+    /// once); later calls read only what other processes appended since. Waits for writes under
+    /// way, in this process and others.
+    public var diskUsage: Int {
+        store.diskUsage()
     }
 }

@@ -25,7 +25,7 @@ extension AppCache {
     ///   nothing is marked then.
     /// - Complexity: one small file rewritten, whatever the number of collections it covers.
     public func invalidate<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
-        try invalidate(cacheName: typeInfo(Model.self).cacheName, keys: key.map(InvalidationLog.KeyMatch.exactly) ?? .defaultCollection)
+        try store.invalidate(cacheName: store.typeInfo(Model.self).cacheName, keys: key.map(InvalidationLog.KeyMatch.exactly) ?? .defaultCollection)
     }
 
     /// Marks every collection of `Model` whose key starts with `keyPrefix` stale now, without
@@ -34,7 +34,7 @@ extension AppCache {
     ///
     /// - Throws: what ``invalidate(_:forKey:)`` throws.
     public func invalidate<Model: CacheableModel>(_ type: Model.Type, keyPrefix: String) throws {
-        try invalidate(cacheName: typeInfo(Model.self).cacheName, keys: keyPrefix.isEmpty ? .any : .prefix(keyPrefix))
+        try store.invalidate(cacheName: store.typeInfo(Model.self).cacheName, keys: keyPrefix.isEmpty ? .any : .prefix(keyPrefix))
     }
 
     /// Marks every collection of the current user stale now, of every type, without removing
@@ -42,16 +42,6 @@ extension AppCache {
     ///
     /// - Throws: what ``invalidate(_:forKey:)`` throws.
     public func invalidateAll() throws {
-        try invalidate(cacheName: nil, keys: .any)
-    }
-
-    /// Records the invalidation of the current user's collections that `cacheName` (`nil`:
-    /// every type) and `keys` cover, as of now.
-    private func invalidate(cacheName: String?, keys: InvalidationLog.KeyMatch) throws {
-        let user = state.withLock { $0.user }
-        let record = InvalidationLog.Record(
-            userDirectory: CacheLayout.userDirectoryName(user), cacheName: cacheName, key: keys,
-            milliseconds: Milliseconds.moment(configuration.now()))
-        try withDiskWrites { batch in try InvalidationLog.record(record, in: &batch) }
+        try store.invalidate(cacheName: nil, keys: .any)
     }
 }

@@ -61,18 +61,18 @@ extension AppCache {
         #if canImport(UIKit) && !os(watchOS)
         observe(UIApplication.didReceiveMemoryWarningNotification) { $0.didReceiveMemoryWarning() }
         observe(UIApplication.didEnterBackgroundNotification) { $0.flushBeforeSuspension(thenClose: false) }
-        observe(UIApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
+        observe(UIApplication.willTerminateNotification) { $0.store.reportAll($0.store.writeDirtyEntries()) }
         // Change signals posted while the process was suspended were not delivered: look again.
         observe(UIApplication.didBecomeActiveNotification) { $0.didResume() }
         #elseif canImport(AppKit)
-        observe(NSApplication.willTerminateNotification) { $0.reportAll($0.writeDirtyEntries()) }
+        observe(NSApplication.willTerminateNotification) { $0.store.reportAll($0.store.writeDirtyEntries()) }
         #endif
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         observe(.NSExtensionHostDidEnterBackground) { $0.flushBeforeSuspension(thenClose: true) }
         observe(.NSExtensionHostWillEnterForeground) { $0.didResume() }
         #endif
         #if canImport(Darwin)
-        let pressure = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: writeBackQueue)
+        let pressure = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: store.writeBack.queue)
         pressure.setEventHandler { [weak self] in self?.didReceiveMemoryWarning() }
         pressure.activate()
         subscriptions.sources.append(pressure)
@@ -86,13 +86,11 @@ extension AppCache {
     /// not queued for a suspended process): observers look again, and a cache that follows the
     /// signed-in user reads the record again.
     func didResume() {
-        disk.gate.open()
-        refreshTriggers.foreground()
-        spillInBackground(state.withLock { $0.memory.detachedKeys })
-        scheduleWriteBack()
-        observers.notifyAll()
+        store.resume()
+        queries.refreshTriggers.foreground()
+        queries.observers.notifyAll()
         followSignedInUser()
-        sendPendingNow()
+        outbox.sendNow()
     }
 
     /// Writes every dirty collection while the system is about to suspend the process.
@@ -107,15 +105,8 @@ extension AppCache {
     /// - Parameter thenClose: whether no disk write may start after this flush until the app is
     ///   active again (an extension whose host went to the background is suspended next).
     func flushBeforeSuspension(thenClose: Bool) {
-        refreshTriggers.background()
-        let gate = disk.gate
-        guard gate.enter() else { return }
-        writeBackQueue.async { [weak self] in
-            // Collections the end of the system's time left dirty are no problem to report.
-            if let self { reportAll(writeDirtyEntries().filter { $0.code != .busy || !gate.isClosed }) }
-            gate.leave()
-            if thenClose { gate.close() }
-        }
+        queries.refreshTriggers.background()
+        store.flushBeforeSuspension(thenClose: thenClose)
     }
 }
 
@@ -152,8 +143,6 @@ extension AppCache {
     ///
     /// Thread safety: any thread; returns at once.
     public func networkDidBecomeAvailable() {
-        network.signal()
-        refreshTriggers.reconnect()
-        sendPendingNow()
+        queries.networkDidBecomeAvailable()
     }
 }

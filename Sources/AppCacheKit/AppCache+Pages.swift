@@ -44,41 +44,7 @@ extension AppCache {
         retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>
     ) async throws -> LoadedItems<Model> {
-        let (session, switches) = state.withLock { ($0.session, $0.sessions.switches) }
-        let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
-        guard let cached, let cursor = cached.nextPageCursor else {
-            throw AppCacheError(
-                code: .noNextPage, message: "There is no next page to load: no first page was stored, or the last page was reached.",
-                cacheName: typeInfo(Model.self).cacheName, key: key)
-        }
-        let flightKey = FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key, pageCursor: cursor)
-        let outcome = await flights.join(flightKey, as: Model.self) { [self] () -> Flight<Model>.Outcome in
-            switch await attempt(retry, { try await fetch(cursor) }) {
-            case .success(let page):
-                if Task.isCancelled { return .cancelled }
-                return await LibraryThreads.run { [self] in append(page, from: cursor, to: Model.self, key: key, session: session, maxCount: maxCount) }
-            case .failure(let error):
-                return .failed(error)
-            case nil:
-                return .cancelled
-            }
-        }
-        switch outcome {
-        case .items(let items, let cachedDate):
-            return LoadedItems(items: items, cachedDate: cachedDate, isStale: isStale(Model.self, key: key, cachedAt: cachedDate), source: .fetch)
-        case .failed(let error):
-            throw error
-        case .notModified, .dropped, .cancelled:
-            if Task.isCancelled { throw CancellationError() }
-            // Dropped (the user changed, or their data went) or superseded by a refresh: the
-            // collection as it is, if it is still that user's.
-            guard let current = try await LibraryThreads.run({ [self] in try readForLoad(Model.self, key: key, switches: switches) }) else {
-                throw AppCacheError(
-                    code: .notCached, message: "The page was dropped: the user who asked for it is no longer current, or the collection is no longer cached.",
-                    cacheName: typeInfo(Model.self).cacheName, key: key)
-            }
-            return current.loaded
-        }
+        try await queries.loadNextPage(Model.self, forKey: key, maxCount: maxCount, retry: retry, fetch: fetch)
     }
 
     /// Whether the collection of `Model` under `key` of the current user has a next page to
@@ -86,40 +52,6 @@ extension AppCache {
     ///
     /// Reads the collection's record (memory, or the archive) on the caller's thread.
     public func hasNextPage<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
-        let switches = state.withLock { $0.sessions.switches }
-        return ((try? readForLoad(Model.self, key: key, switches: switches)) ?? nil)?.nextPageCursor != nil
-    }
-
-    /// A refresh replaced the pages a next page was fetched for.
-    private struct PageSuperseded: Error {}
-
-    /// Appends `page`, fetched from `cursor`, to the collection of `session`'s user,
-    /// atomically (``update(_:forKey:session:_:)``); blocks on the disk.
-    private func append<Model: CacheableModel & Identifiable>(
-        _ page: Page<Model>, from cursor: String, to type: Model.Type, key: String?, session: CacheSession, maxCount: Int?
-    ) -> Flight<Model>.Outcome {
-        do {
-            let stored = try update(Model.self, forKey: key, session: session) { items, storedCursor in
-                guard storedCursor == cursor else { throw PageSuperseded() }
-                var positions: [Model.ID: Int] = [:]
-                for (index, item) in items.enumerated() { positions[item.id] = index }
-                for item in page.items {
-                    if let index = positions[item.id] {
-                        items[index] = item
-                    } else {
-                        positions[item.id] = items.count
-                        items.append(item)
-                    }
-                }
-                if let maxCount, items.count > maxCount { items.removeLast(items.count - max(maxCount, 0)) }
-                storedCursor = page.next
-            }
-            guard let stored else { return .dropped }
-            return .items(stored.items, cachedDate: stored.cachedDate)
-        } catch is PageSuperseded {
-            return .dropped
-        } catch {
-            return .failed(error)
-        }
+        queries.hasNextPage(Model.self, forKey: key)
     }
 }

@@ -15,7 +15,10 @@ extension AppCache {
     public func switchUser(to user: String?) throws {
         try Configuration.checkUser(user)
         // A cache that follows the app's sign-in never records one of its own.
-        switchUser(to: user, recording: !configuration.followsSignedInUser)
+        if store.switchUser(to: user, recording: !configuration.followsSignedInUser) {
+            // The new user's queued changes are theirs to send now.
+            outbox.sendNow()
+        }
     }
 
     /// Removes all of `user`'s data, from memory and disk: the logout wipe. `nil` is the shared
@@ -37,10 +40,7 @@ extension AppCache {
     ///
     /// - Throws: `permissionDenied` on a read-only cache (nothing is removed).
     public func removeUser(_ user: String?) throws {
-        try wipe { state in
-            if user != nil, state.user == user { state.sessions.switchUser(to: nil) }
-            return [user]
-        }
+        try store.removeUser(user)
     }
 
     /// Signs out: the shared space (user `nil`) becomes current, and, if asked, the previous
@@ -68,11 +68,7 @@ extension AppCache {
             try switchUser(to: nil)
             return
         }
-        try wipe { state in
-            guard let previous = state.user else { return [] }
-            state.sessions.switchUser(to: nil)
-            return [previous]
-        }
+        try store.removeCurrentUser()
     }
 
     /// Removes the data of every user and of the shared space, from memory and disk.
@@ -85,95 +81,14 @@ extension AppCache {
     ///
     /// - Throws: `permissionDenied` on a read-only cache (nothing is removed).
     public func removeAllUsers() throws {
-        try wipe(allUsers: true) { _ in [] }
+        try store.wipe(allUsers: true) { _ in [] }
     }
 
     // MARK: - Internal
 
-    /// Switches to `user` (checked), recording them for following extensions unless the switch
-    /// follows the record itself.
-    func switchUser(to user: String?, recording: Bool) {
-        let previous = state.withLock { state -> Int? in
-            guard state.user != user else { return nil }
-            let previous = state.userSlot
-            state.sessions.switchUser(to: user)
-            if recording { state.signedInUserDue = .some(user) }
-            return previous
-        }
-        guard let previous else { return }
-        let keys = state.withLock { $0.memory.evictAll(user: previous) }
-        observers.notifyAll()
-        // The new user's queued changes are theirs to send now.
-        sendPendingNow()
-        if recording, !disk.isReadOnly, keys.isEmpty {
-            // No spill to carry the record: a batch of its own, on the write-back thread.
-            writeBackQueue.async { [weak self] in _ = try? self?.withDiskWrites { _ in } }
-        }
-        spillInBackground(keys)
-    }
-
-    /// Switches to the user the app recorded, if this cache follows it and it changed.
+    /// Follows the user the app recorded (see ``Configuration/followsSignedInUser``): the
+    /// store switches, and the new user's queued changes are sent.
     func followSignedInUser() {
-        guard configuration.followsSignedInUser, case .some(let recorded) = SignedInUserRecord.read(from: disk.store),
-            (try? Configuration.checkUser(recorded)) != nil
-        else { return }
-        switchUser(to: recorded, recording: false)
-    }
-
-    /// Removes every collection of some users: from memory and from every read of every
-    /// process at once (``DueWipes``, ``PendingRemovals``), from disk on the write-back queue;
-    /// `resolveUsers` names them inside the lock (the current one, or given ones) and may switch
-    /// the current user in the same step; `allUsers` takes every user directory on disk and
-    /// every user in memory instead. Sessions of the removed users stop holding.
-    ///
-    /// - Throws: `permissionDenied` on a read-only cache (nothing is removed then).
-    func wipe(allUsers: Bool = false, _ resolveUsers: (inout State) -> [String?]) throws {
-        guard !disk.isReadOnly else {
-            throw AppCacheError(
-                code: .permissionDenied, message: "The cache is read-only: its directory cannot be written; nothing was removed.",
-                path: disk.store.layout.versionPath)
-        }
-        let directories = state.withLock { state -> [String] in
-            let userBefore = state.user
-            let users = allUsers ? state.sessions.knownUsers : resolveUsers(&state)
-            if state.user != userBefore, !configuration.followsSignedInUser { state.signedInUserDue = .some(state.user) }
-            if allUsers { state.sessions.didRemoveDataOfAllUsers() }
-            for user in users {
-                state.sessions.didRemoveData(of: user)
-                if let slot = state.sessions.slot(of: user) { state.memory.removeAll(user: slot) }
-            }
-            let directories = users.map(CacheLayout.userDirectoryName)
-            state.dueWipes.add(directories, allUsers: allUsers)
-            return directories
-        }
-        observers.notifyAll()
-        // Every process's reads miss the removed data from now on (and a relaunch's, should
-        // this process be killed before the directories leave the disk): the removal is in the
-        // lock file's shared words before this returns.
-        let removals = disk.coordinator.removals
-        let numbers = allUsers ? [removals.record(nil)] : directories.map { removals.record($0) }
-        let recorded = numbers.allSatisfy { $0 != nil }
-        state.withLock { state in
-            if recorded { state.dueWipes.noteShared(directories, allUsers: allUsers, numbers: numbers.compactMap { $0 }) }
-            state.ownRemovals.formUnion(numbers.compactMap { $0 })
-        }
-        if numbers.contains(where: { $0 != nil }) {
-            // Other processes' memory checks itself against the disk.
-            disk.coordinator.didChange()
-            disk.coordinator.announceChange()
-        }
-        // A removal not in the shared words (too many pending at once), or one a writer passed
-        // before its slot was written, is carried out here and now, under the lock.
-        if !recorded || numbers.contains(where: { $0.map(removals.isPassed) == true }) {
-            try withDiskWrites { _ in }
-            return
-        }
-        writeBackQueue.async { [weak self] in
-            do {
-                try self?.withDiskWrites { _ in }
-            } catch {
-                self?.reportAll([error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)])
-            }
-        }
+        if store.followSignedInUser() { outbox.sendNow() }
     }
 }

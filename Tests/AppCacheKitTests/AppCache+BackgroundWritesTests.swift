@@ -71,7 +71,7 @@ import Darwin
         #expect(gate.operationsOnCallersThread.isEmpty, "the caller made no file operation")
 
         gate.open()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(gate.operationsOnCallersThread.isEmpty)
         #expect(fixture.archiveExists(Plain.self, key: "a", user: "alice"))
         #expect(fixture.archiveExists(Plain.self, key: "b", user: "alice"))
@@ -142,12 +142,12 @@ import Darwin
         try cache.cacheItems([Plain(value: 1)], forKey: "k0")
         try cache.flush()
         try cache.switchUser(to: "bob")
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
 
         // Hold the write-back thread, so that the flush below is the batch that writes the
         // signed-in record the next switch leaves due.
         let release = DispatchSemaphore(value: 0)
-        cache.writeBackQueue.async { release.wait() }
+        cache.store.writeBack.queue.async { release.wait() }
         try cache.switchUser(to: "alice")
         during.withLock {
             // (Weakly: the cache's fault hook holds this closure.)
@@ -162,7 +162,7 @@ import Darwin
         armed.withLock { $0 = true }
         try cache.flush()
         release.signal()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
 
         #expect(!armed.withLock { $0 }, "the removal came mid-batch")
         #expect(try cache.getCachedItems(Plain.self, forKey: "k0") == [Plain(value: 2)])

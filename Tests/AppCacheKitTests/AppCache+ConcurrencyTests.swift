@@ -155,7 +155,7 @@ struct AppCacheMemoryConcurrencyTests {
         #expect(misses.withLock { $0 } == 0)
         #expect(torn.withLock { $0 } == 0)
         #expect(fixture.diagnostics.errors.isEmpty, "\(fixture.diagnostics.errors)")
-        cache.state.withLock { $0.memory._checkInvariants() }
+        cache.store.state.withLock { $0.memory._checkInvariants() }
     }
 
     /// After any mix of operations and a final flush, memory and disk agree, and the last
@@ -188,7 +188,7 @@ struct AppCacheMemoryConcurrencyTests {
             try cache.cacheItems(Self.batch(writer: 9, round: 100 + index), forKey: key)
         }
         try cache.flush()
-        cache.state.withLock { $0.memory._checkInvariants() }
+        cache.store.state.withLock { $0.memory._checkInvariants() }
         #expect(cache.memoryStatistics.dirtyEntries == 0)
         let fresh = try fixture.openCache()
         for (index, key) in keys.enumerated() {

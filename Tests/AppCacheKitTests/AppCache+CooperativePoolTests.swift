@@ -16,7 +16,7 @@ import Testing
         let holding = Locked(false)
         let timedOut = Locked(false)
         let holder = Thread {
-            try? cache.withDiskWrites { _ in
+            try? cache.store.withDiskWrites { _ in
                 holding.withLock { $0 = true }
                 release.wait()
             }

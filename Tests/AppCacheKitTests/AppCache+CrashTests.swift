@@ -67,7 +67,7 @@ struct AppCacheCrashTests {
         try cache.cacheItems(MenuItem.sampleMenu(count: 3))
         try cache.switchUser(to: "bob")
         try cache.cacheItems(MenuItem.sampleMenu(count: 1))
-        cache.waitForBackgroundWork()  // the switch's record of bob, before the "kill"
+        cache.store.waitForBackgroundWork()  // the switch's record of bob, before the "kill"
         // The wipe of alice was announced and her directory moved out of view; then the kill.
         try appendJournal(fixture, [.willRemoveAll(directory: "user-alice")])
         try FileManager.default.moveItem(atPath: fixture.layout().userPath("alice"), toPath: fixture.rootPath + "/.wipe-dead")

@@ -163,7 +163,7 @@ struct AppCacheErrorTests {
         try cache.cacheItems([Plain(value: 1)])
         armed.withLock { $0 = true }
         try cache.removeAll()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.diagnostics.codes == [.permissionDenied])
         #expect(try cache.getCachedItems(Plain.self) == nil, "removed data is never read back")
         #expect(try cache.entries().isEmpty)

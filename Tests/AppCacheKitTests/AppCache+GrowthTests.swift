@@ -19,9 +19,9 @@ struct AppCacheGrowthTests {
         var largest = 0
         for read in 0..<20_000 {
             _ = try cache.getCachedItems(Plain.self, forKey: "k\(read % 64)")
-            largest = max(largest, cache.disk.pendingUseCount)
+            largest = max(largest, cache.store.disk.pendingUseCount)
         }
-        cache.writeBackQueue.sync {}
+        cache.store.writeBack.queue.sync {}
         #expect(largest <= (budget ? DiskWriter.pendingUsesCap : 0))
         #expect(cache.memoryStatistics.entries == 0)
     }

@@ -118,7 +118,7 @@ struct AppCacheHousekeepingTests {
         try cache.removeAll(includingPinned: true)
         #expect(try cache.getCachedItems(Plain.self, forKey: "keep") == nil)
         try cache.flush()
-        cache.waitForBackgroundWork()  // background removals and user records land first
+        cache.store.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().isEmpty)
     }
 
@@ -137,7 +137,7 @@ struct AppCacheHousekeepingTests {
         #expect(try cache.getCachedItems(Plain.self, forKey: "flushed") == nil)
         #expect(try cache.getCachedItems(Plain.self, forKey: "dirty") == nil)
         try cache.flush()
-        cache.waitForBackgroundWork()  // background removals and user records land first
+        cache.store.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().allSatisfy { $0.hasPrefix("version-1/user-bob/") })
 
         // Wiping the current user works too, dirty entries included.
@@ -157,7 +157,7 @@ struct AppCacheHousekeepingTests {
         #expect(cache.memoryStatistics.entries == 0)
         try cache.flush()
         // The removal's trash is deleted after its batch, on whichever thread ran it.
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.allFiles().isEmpty)
         for user in ["alice", "bob", nil] as [String?] {
             try cache.switchUser(to: user)

@@ -16,7 +16,7 @@ struct AppCacheLifecycleTests {
             fixture.clock.advance(by: .seconds(1))
         }
         let asked = Locked(0)
-        let failures = cache.writeDirtyEntries(until: { asked.withLock { $0 += 1; return $0 > 2 } })
+        let failures = cache.store.writeDirtyEntries(until: { asked.withLock { $0 += 1; return $0 > 2 } })
         #expect(failures.isEmpty)
         #expect(cache.memoryStatistics.dirtyEntries == 3)
         // Oldest first: the first two cached are the two written.
@@ -36,10 +36,10 @@ struct AppCacheLifecycleTests {
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         try cache.cacheItems(MenuItem.sampleMenu(count: 2))
         cache.flushBeforeSuspension(thenClose: false)
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.archiveExists(MenuItem.self))
         #expect(cache.memoryStatistics.dirtyEntries == 0)
-        #expect(!cache.disk.gate.isClosed, "an app that goes to the background may go on writing until the system says time is up")
+        #expect(!cache.store.disk.gate.isClosed, "an app that goes to the background may go on writing until the system says time is up")
     }
 
     @Test func filesAreProtectedUntilFirstUnlockByDefault() {

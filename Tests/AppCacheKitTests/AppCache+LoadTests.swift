@@ -119,8 +119,8 @@ struct AppCacheLoadTests {
         let loads = (0..<6).map { _ in
             Task { await collect(cache.load(Note.self, forKey: "top", fetch: server.fetch)) }
         }
-        #expect(await eventually { cache.flights.census.waiters == 6 }, "every load waits for the one flight")
-        #expect(cache.flights.census.flights == 1)
+        #expect(await eventually { cache.queries.flights.census.waiters == 6 }, "every load waits for the one flight")
+        #expect(cache.queries.flights.census.flights == 1)
         server.gate?.open()
         for load in loads {
             let (answers, error) = await load.value
@@ -129,7 +129,7 @@ struct AppCacheLoadTests {
             #expect(answers.map(\.source) == [.fetch])
         }
         #expect(server.fetches == 1)
-        #expect(await eventually { cache.flights.census.flights == 0 })
+        #expect(await eventually { cache.queries.flights.census.flights == 0 })
 
         // Another collection, or the same one later, is another flight.
         _ = await collect(cache.load(Note.self, forKey: "other", fetch: server.fetch))
@@ -220,10 +220,10 @@ struct AppCacheLoadTests {
         consumer.cancel()
         let (answers, _) = await consumer.value
         #expect(answers.isEmpty)
-        #expect(await eventually { cache.flights.census.waiters == 0 })
+        #expect(await eventually { cache.queries.flights.census.waiters == 0 })
 
         server.gate?.open()  // the fetch returns after all
-        #expect(await eventually { server.finished == 1 && cache.flights.census.flights == 0 })
+        #expect(await eventually { server.finished == 1 && cache.queries.flights.census.flights == 0 })
         #expect(try cache.getCachedItems(Note.self) == nil, "a cancelled fetch stores nothing")
         #expect(!fixture.archiveExists(Note.self))
     }
@@ -234,9 +234,9 @@ struct AppCacheLoadTests {
         let server = FakeServer(answer: .items(fresher, etag: nil), gated: true)
         let leaving = Task { await collect(cache.load(Note.self, fetch: server.fetch)) }
         let staying = Task { await collect(cache.load(Note.self, fetch: server.fetch)) }
-        #expect(await eventually { cache.flights.census.waiters == 2 })
+        #expect(await eventually { cache.queries.flights.census.waiters == 2 })
         leaving.cancel()
-        #expect(await eventually { cache.flights.census.waiters == 1 })
+        #expect(await eventually { cache.queries.flights.census.waiters == 1 })
         server.gate?.open()
         #expect(await staying.value.answers.map(\.items) == [fresher])
         #expect(try cache.getCachedItems(Note.self) == fresher)

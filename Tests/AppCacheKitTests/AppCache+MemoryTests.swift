@@ -89,7 +89,7 @@ struct AppCacheMemoryTests {
         _ = try cache.getCachedItems(Plain.self, forKey: "a")  // "a" is now the most recent
         try cache.cacheItems([Plain(value: 3)], forKey: "c")
         // Spills are written on the write-back queue: the caller did not wait for the disk.
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
 
         #expect(fixture.archiveExists(Plain.self, key: "b"), "the least recently used spilled")
         #expect(!fixture.archiveExists(Plain.self, key: "a"))
@@ -102,7 +102,7 @@ struct AppCacheMemoryTests {
 
         // Reading it back comes from disk, and puts it back in memory.
         #expect(try cache.getCachedItems(Plain.self, forKey: "b") == [Plain(value: 2)])
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         statistics = cache.memoryStatistics
         #expect(statistics.misses == 1)
         #expect(statistics.spills == 2, "loading b pushed the next least recently used, a, out")
@@ -117,7 +117,7 @@ struct AppCacheMemoryTests {
         for index in 0..<5 {
             try cache.cacheItems(MenuItem.sampleMenu(count: 20), forKey: "k\(index)")
         }
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         let statistics = cache.memoryStatistics
         #expect(statistics.entries == 2)
         #expect(statistics.bytes <= one * 2 + one / 2)
@@ -133,7 +133,7 @@ struct AppCacheMemoryTests {
         let cache = try fixture.openCache(memory: .layer(bytes: 100, writeBackDelay: nil))
         try cache.cacheItems(MenuItem.sampleMenu(count: 50))
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 50), "readable before it is written")
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.archiveExists(MenuItem.self))
         #expect(cache.memoryStatistics.entries == 0)
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 50))
@@ -150,7 +150,7 @@ struct AppCacheMemoryTests {
         #expect(cache.memoryStatistics.entries == 5)
 
         cache.didReceiveMemoryWarning()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         let statistics = cache.memoryStatistics
         #expect(statistics.entries == 0)
         #expect(statistics.bytes == 0)
@@ -181,7 +181,7 @@ struct AppCacheMemoryTests {
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: .seconds(3600)))
         try cache.cacheItems([Plain(value: 1)])
         #expect(!fixture.archiveExists(Plain.self))
-        cache.performScheduledWriteBack()  // what the timer runs when the delay is up
+        cache.store.performScheduledWriteBack()  // what the timer runs when the delay is up
         #expect(fixture.archiveExists(Plain.self))
         #expect(cache.memoryStatistics.dirtyEntries == 0)
     }
@@ -257,7 +257,7 @@ struct AppCacheMemoryTests {
         try cache.cacheItems([Plain(value: 2)], forKey: "a")
         cacheBox.withLock { $0 = cache }
         try cache.cacheItems([Plain(value: 9)], forKey: "b")  // "a" spills
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         cacheBox.withLock { $0 = nil }
         #expect(seenMidSpill.withLock { $0 } == [[Plain(value: 2)]])
         #expect(try fixture.openCache().getCachedItems(Plain.self, forKey: "a") == [Plain(value: 2)])
@@ -271,7 +271,7 @@ struct AppCacheMemoryTests {
         try cache.cacheItems([Plain(value: 1)])
         try cache.switchUser(to: "bob")
         #expect(try cache.getCachedItems(Plain.self) == nil, "bob never sees alice's items, written or not")
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.archiveExists(Plain.self, user: "alice"))
         #expect(try cache.getCachedItems(Plain.self) == nil)
         #expect(cache.memoryStatistics.entries == 0)
@@ -291,7 +291,7 @@ struct AppCacheMemoryTests {
             faults: { step, path in step == .write && path.contains("/user-") && armed.withLock { $0 } ? ENOSPC : nil })
         try cache.cacheItems([Plain(value: 1)])
         try cache.switchUser(to: "bob")
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.diagnostics.codes == [.noSpace], "the failed write of alice's items is reported")
         #expect(cache.user == "bob")
         #expect(try cache.getCachedItems(Plain.self) == nil, "bob never sees alice's items")
@@ -368,7 +368,7 @@ struct AppCacheMemoryTests {
         try cache.cacheItems([Plain(value: 1)], forKey: "a")
         fixture.clock.advance(by: .seconds(5))
         try cache.cacheItems([Plain(value: 2)], forKey: "b")  // "a" spills, and fails
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.diagnostics.codes == [.noSpace])
         #expect(fixture.diagnostics.errors.first?.message.contains("stays in memory") == true)
         #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
@@ -395,7 +395,7 @@ struct AppCacheMemoryTests {
             faults: { step, path in step == .rename && path.hasSuffix(".archive") && armed.withLock { $0 } ? EIO : nil })
         try cache.cacheItems([Plain(value: 1)])
         cache.didReceiveMemoryWarning()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.diagnostics.codes == [.ioFailure])
         #expect(try cache.getCachedItems(Plain.self) == [Plain(value: 1)])
         armed.withLock { $0 = false }

@@ -209,7 +209,7 @@ import Testing
         first.registerSender(for: Retag.self, send: lost.send)
         #expect(await eventually { first.pendingMutations.first?.attempts == 1 })
         // The process dies with the send out: its sender stops, its lease goes.
-        first.stopSending()
+        first.outbox.stop()
 
         let relaunched = try openCache(fixture)
         let server = Server()
@@ -242,7 +242,7 @@ import Testing
         try writer.flush()
         let unknown = try writer.enqueue(Bump(value: 1))
         try writer.enqueue(Retag(noteID: 1, tags: ["behind"]))
-        writer.stopSending()
+        writer.outbox.stop()
 
         let other = try openCache(fixture)
         let server = Server()
@@ -255,12 +255,12 @@ import Testing
         // The sender looks at the queue again, twice: each look that finds it waiting lets go of
         // the lease (as `SenderLease` says), so the lease handed to this instance going proves a
         // step ran, and the second one going proves the first step after the report ended.
-        let lease = other.disk.coordinator.senderLease
-        let root = other.disk.store.fileSystem.versionPath
+        let lease = other.store.disk.coordinator.senderLease
+        let root = other.store.disk.store.fileSystem.versionPath
         for _ in 1...2 {
-            #expect(lease.acquire(by: ObjectIdentifier(other), root: root) == .held)
-            other.sendPendingNow()
-            #expect(await eventually { lease.words.load(SenderLease.word) == 0 }, "the sender looked again")
+            #expect(lease.acquire(by: ObjectIdentifier(other.outbox), root: root) == .held)
+            other.outbox.sendNow()
+            #expect(await eventually { lease.words.load(LockFileWord.senderLease.rawValue) == 0 }, "the sender looked again")
         }
         #expect(fixture.diagnostics.errors.filter { $0.code == .modelMismatch }.count == 1, "once")
     }
@@ -308,8 +308,8 @@ import Testing
         try cache.enqueue(Retag(noteID: 2, tags: ["lost"]))
         // The writer goes, as a process that ends: its sender reads the queue no more (each
         // instance reports the damage it reads, once).
-        cache.stopSending()
-        await cache.state.withLock { $0.sending.task }?.value
+        cache.outbox.stop()
+        await cache.outbox.state.withLock { $0.sending.task }?.value
         let path = fixture.layout().userPath("alice") + "/.outbox"
         var bytes = try Data(contentsOf: URL(filePath: path))
         bytes[bytes.count - 10] ^= 0xFF  // inside the second record
@@ -345,9 +345,9 @@ import Testing
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType == .typeRegular)
 
         // The held send ends, and with it the reader's sender, before the directory goes.
-        reader.stopSending()
+        reader.outbox.stop()
         server.gate.open()
-        await reader.state.withLock { $0.sending.task }?.value
+        await reader.outbox.state.withLock { $0.sending.task }?.value
     }
 
     @Test func aCollectionOfATypeWithPendingChangesKeepsItsPageCursorAndValidators() async throws {
@@ -363,8 +363,8 @@ import Testing
         })
         #expect(answers.last?.items == Self.tagged(Self.notes, 1, ["x"]))
         #expect(cache.hasNextPage(Note.self, forKey: "top"))
-        let switches = cache.state.withLock { $0.sessions.switches }
-        #expect(try cache.readForLoad(Note.self, key: "top", switches: switches)?.validators?.etag == "e1")
+        let switches = cache.store.state.withLock { $0.sessions.switches }
+        #expect(try cache.queries.readForLoad(Note.self, key: "top", switches: switches)?.validators?.etag == "e1")
         server.gate.open()
     }
 

@@ -67,7 +67,7 @@ struct AppCachePurgeTests {
         try purge(.root, in: fixture)
 
         try cache.cacheItems(MenuItem.sampleMenu(count: 3, seed: 1), forKey: "second")  // spills "first"
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
 
         #expect(fixture.archiveExists(MenuItem.self, key: "first"))
         #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "first") == first)

@@ -97,7 +97,7 @@ struct AppCacheReentrancyTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         let cachedAt = fixture.clock.now
-        try cache.save(
+        try cache.store.save(
             [Note.make(1)], forKey: "feed", expiresAfter: .seconds(30 * 86_400), pinned: true,
             validators: CacheValidators(etag: "\"v1\""), session: nil)
         fixture.clock.advance(by: .seconds(2 * 86_400))
@@ -107,7 +107,7 @@ struct AppCacheReentrancyTests {
 
         #expect(cache.isStale(Note.self, forKey: "feed"))
         #expect(cache.cachedDate(of: Note.self, forKey: "feed") == cachedAt)
-        let read = try #require(try cache.readForLoad(Note.self, key: "feed", switches: cache.state.withLock { $0.sessions.switches }))
+        let read = try #require(try cache.queries.readForLoad(Note.self, key: "feed", switches: cache.store.state.withLock { $0.sessions.switches }))
         #expect(read.validators?.etag == "\"v1\"")
         #expect(read.isPinned)
         #expect(read.expiry == cachedAt.addingTimeInterval(30 * 86_400))

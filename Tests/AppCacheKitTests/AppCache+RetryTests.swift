@@ -115,7 +115,7 @@ import Testing
         let script = Script(failures: [URLError(.notConnectedToInternet), NSError(domain: NSURLErrorDomain, code: -1005), URLError(.dataNotAllowed)])
         let load = Task { await collect(cache.load(Note.self, retry: Self.slow, fetch: script.fetch)) }
         for attempt in 1...3 {
-            #expect(await eventually { cache.network.waiterCount == 1 && script.attempts == attempt }, "waiting after offline attempt \(attempt)")
+            #expect(await eventually { cache.queries.network.waiterCount == 1 && script.attempts == attempt }, "waiting after offline attempt \(attempt)")
             cache.networkDidBecomeAvailable()
         }
         let (answers, error) = await load.value
@@ -133,9 +133,9 @@ import Testing
         let consumer = Task {
             for try await _ in cache.load(Note.self, retry: Self.slow, fetch: script.fetch) {}
         }
-        #expect(await eventually { cache.network.waiterCount == 1 })
+        #expect(await eventually { cache.queries.network.waiterCount == 1 })
         consumer.cancel()
-        #expect(await eventually { cache.network.waiterCount == 0 }, "the flight stopped waiting")
+        #expect(await eventually { cache.queries.network.waiterCount == 0 }, "the flight stopped waiting")
         cache.networkDidBecomeAvailable()
         #expect(script.attempts == 1, "and never tried again")
     }

@@ -52,7 +52,7 @@ struct AppCacheSessionTests {
         #expect(!fixture.archiveExists(Note.self))
         try cache.signOut(removingData: false)
         #expect(cache.user == nil)
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(fixture.archiveExists(Note.self, user: "alice"))
         #expect(try cache.getCachedItems(Note.self) == nil)
     }
@@ -71,7 +71,7 @@ struct AppCacheSessionTests {
         let writes = recorded.withLock { $0 }
         #expect(writes.isEmpty, "the dirty collection was dropped, not written: \(writes)")
         #expect(cache.user == nil)
-        cache.waitForBackgroundWork()  // background removals and user records land first
+        cache.store.waitForBackgroundWork()  // background removals and user records land first
         #expect(fixture.allFiles().isEmpty)
 
         try cache.cacheItems(notes)

@@ -45,7 +45,7 @@ struct AppCacheSharingTests {
         try app.removeUser("alice")
         #expect(try app.getCachedItems(Plain.self, forKey: "b") == nil, "gone for the remover at once")
         // The directory leaves the disk on the write-back queue, moments later; then for all.
-        app.waitForBackgroundWork()
+        app.store.waitForBackgroundWork()
         #expect(try widget.getCachedItems(Plain.self, forKey: "b") == nil)
         #expect(widget.cachedDate(of: Plain.self, forKey: "b") == nil)
     }

@@ -16,7 +16,7 @@ import Testing
         let app = try fixture.openCache(user: nil)  // write-through
         try app.switchUser(to: "alice")  // the sign-in, recorded for extensions
         try app.cacheItems([Plain(value: 1)], forKey: "feed")
-        app.waitForBackgroundWork()
+        app.store.waitForBackgroundWork()
 
         let widget = try AppCache(configuration: widgetConfiguration(fixture))
         #expect(widget.user == "alice")
@@ -42,7 +42,7 @@ import Testing
         let fixture = try Fixture()
         let app = try fixture.openCache(user: nil)
         try app.switchUser(to: "alice")
-        app.waitForBackgroundWork()
+        app.store.waitForBackgroundWork()
         let widget = try AppCache(configuration: widgetConfiguration(fixture))
         let session = widget.session
         #expect(session.user == "alice")

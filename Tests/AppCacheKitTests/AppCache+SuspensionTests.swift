@@ -93,7 +93,7 @@ import Darwin
         try cache.flush()
         try cache.removeItems(Plain.self, forKey: "k3")
         try cache.removeUser("alice")
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         try cache.switchUser(to: "bob")
         try cache.cacheItems([Plain(value: 1)])
         try cache.flush()
@@ -126,14 +126,14 @@ import Darwin
 
         // Until the app is active again, nothing starts: write-through writes throw busy.
         let throughCache = try AppCache(configuration: self.configuration(fixture, activities))
-        throughCache.disk.gate.close()
+        throughCache.store.disk.gate.close()
         #expect(expectAppCacheError { try throughCache.cacheItems([Plain(value: 99)], forKey: "k0") }?.code == .busy)
         #expect(expectAppCacheError { try cache.flush() }?.code == .busy)
         #expect(cache.memoryStatistics.dirtyEntries == 7)
 
         cache.didResume()
         throughCache.didResume()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         try cache.flush()
         #expect(cache.memoryStatistics.dirtyEntries == 0)
         let reopened = try fixture.openCache()
@@ -194,9 +194,9 @@ import Darwin
         try cache.cacheItems([Plain(value: 5)], forKey: "a")
 
         cache.flushBeforeSuspension(thenClose: true)
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(try fixture.openCache().getCachedItems(Plain.self, forKey: "a") == [Plain(value: 5)])
-        #expect(cache.disk.gate.isClosed)
+        #expect(cache.store.disk.gate.isClosed)
         try cache.cacheItems([Plain(value: 6)], forKey: "a")  // write-back: stays in memory
         #expect(expectAppCacheError { try cache.flush() }?.code == .busy)
 

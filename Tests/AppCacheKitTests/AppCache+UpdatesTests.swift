@@ -28,10 +28,10 @@ struct AppCacheUpdatesTests {
         // Other collections are not its business: once it has looked again (a flush wakes
         // every observer), it has yielded nothing more.
         let before = follower.seen.count
-        let looks = cache.observers.looks
+        let looks = cache.queries.observers.looks
         try cache.cacheItems(notes, forKey: "other")
         try cache.flush()
-        #expect(await eventually { cache.observers.looks > looks })
+        #expect(await eventually { cache.queries.observers.looks > looks })
         #expect(follower.seen.count == before)
         follower.stop()
     }
@@ -72,12 +72,12 @@ struct AppCacheUpdatesTests {
         fixture.clock.advance(by: .seconds(3601))
         let (answers, _) = await collect(cache.load(Note.self, fetch: FakeServer(answer: .notModified).fetch))
         #expect(answers.map(\.source) == [.memory, .notModified])
-        let looks = cache.observers.looks
+        let looks = cache.queries.observers.looks
         // The re-dated items reach the disk: a change on disk, so the follower looks again, and
         // yields nothing new (the same items).
         #expect(cache.memoryStatistics.dirtyEntries == 1)
         try cache.flush()
-        #expect(await eventually { cache.observers.looks > looks })
+        #expect(await eventually { cache.queries.observers.looks > looks })
         #expect(follower.seen.count == 1)
         try cache.cacheItems(fresher)
         #expect(await follower.reaches(fresher))
@@ -152,9 +152,9 @@ struct AppCacheUpdatesTests {
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
         let follower = Follower(cache.updates(of: Note.self))
         #expect(await follower.reaches(nil))
-        #expect(!cache.observers.isEmpty)
+        #expect(!cache.queries.observers.isEmpty)
         follower.stop()
-        #expect(await eventually { cache.observers.isEmpty })
+        #expect(await eventually { cache.queries.observers.isEmpty })
     }
 }
 

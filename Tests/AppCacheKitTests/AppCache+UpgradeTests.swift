@@ -126,7 +126,7 @@ import Testing
         _ = try plant(fixture, [NoteV2(title: "call", minutes: 5)], version: 2)
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: .zero))
         #expect(try cache.getCachedItems(Note.self, forKey: "inbox") == [Note(title: "call", minutes: 5, tags: ["v2"])])
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         #expect(try archiveOnDisk(fixture)?.version == 3)
         #expect(cache.memoryStatistics.dirtyEntries == 0)
     }

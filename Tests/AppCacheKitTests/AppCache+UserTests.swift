@@ -71,7 +71,7 @@ struct AppCacheUserTests {
         #expect(try cache.getCachedItems(Plain.self, forKey: "x") == nil)
         try cache.switchUser(to: "bob")
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 3))
-        cache.waitForBackgroundWork()  // the removal's trash is deleted on the write-back thread
+        cache.store.waitForBackgroundWork()  // the removal's trash is deleted on the write-back thread
         #expect(fixture.allFiles().allSatisfy { $0.hasPrefix("version-1/user-bob/") })
         // Writing after a wipe works, and wiping an empty user is fine.
         try cache.switchUser(to: "alice")

@@ -43,9 +43,9 @@ struct AppCacheVersionTests {
         #expect(expectAppCacheError { try old.cacheItems(MenuItem.sampleMenu(count: 3)) }?.code == .versionRemoved)
         // Background writes (a spill, a memory warning) go on failing; diagnostics hears once.
         old.didReceiveMemoryWarning()
-        old.spillInBackground([])
-        old.performScheduledWriteBack()
-        old.waitForBackgroundWork()
+        old.store.spillInBackground([])
+        old.store.performScheduledWriteBack()
+        old.store.waitForBackgroundWork()
         #expect(fixture.diagnostics.errors.filter { $0.code == .versionRemoved }.count <= 1)
         #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/version-1.0"))
     }
@@ -58,10 +58,10 @@ struct AppCacheVersionTests {
         try old.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "b")
         _ = try fixture.openCache(schemaVersion: "2.0")
 
-        old.performScheduledWriteBack()  // what the write-back timer runs
-        old.performScheduledWriteBack()
+        old.store.performScheduledWriteBack()  // what the write-back timer runs
+        old.store.performScheduledWriteBack()
         old.flushBeforeSuspension(thenClose: false)
-        old.waitForBackgroundWork()
+        old.store.waitForBackgroundWork()
         let reported = fixture.diagnostics.errors.filter { $0.code == .versionRemoved }
         #expect(reported.count == 1)
         #expect(reported.first?.path?.contains("version-1.0") == true)

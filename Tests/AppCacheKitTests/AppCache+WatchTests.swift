@@ -98,10 +98,10 @@ import Testing
         #expect(await eventually { seen.seen.count == 1 })
 
         // Fresh: neither trigger refetches (the watch looks, and decides not to).
-        var looks = cache.observers.looks
+        var looks = cache.queries.observers.looks
         cache.applicationDidBecomeActive()
         cache.networkDidBecomeAvailable()
-        #expect(await eventually { cache.observers.looks > looks })
+        #expect(await eventually { cache.queries.observers.looks > looks })
         #expect(server.fetches == 0)
 
         fixture.clock.advance(by: .seconds(7200))
@@ -119,11 +119,11 @@ import Testing
         defer { quiet.stop() }
         #expect(await eventually { quiet.last?.items.map(\.id) == [7] })
         fixture.clock.advance(by: .seconds(7200))
-        looks = cache.observers.looks
+        looks = cache.queries.observers.looks
         cache.applicationDidBecomeActive()
         cache.networkDidBecomeAvailable()
         try cache.cacheItems([Note.make(1)], forKey: "elsewhere")  // something to look at
-        #expect(await eventually { cache.observers.looks > looks + 1 })
+        #expect(await eventually { cache.queries.observers.looks > looks + 1 })
         #expect(quietServer.fetches == 0)
         #expect(quiet.last?.items.map(\.id) == [7])
     }
@@ -142,19 +142,19 @@ import Testing
         // long since its last poll. Polling counts on the uptime clock, so an interval must pass
         // before each wake-up; the look that follows proves the watch decided.
         cache.applicationDidEnterBackground()
-        cache.waitForBackgroundWork()
+        cache.store.waitForBackgroundWork()
         let clock = ContinuousClock()
-        var looks = cache.observers.looks
-        cache.observers.notifyAll()
+        var looks = cache.queries.observers.looks
+        cache.queries.observers.notifyAll()
         // A look begun after this point comes after any poll under way when the app left.
-        #expect(await eventually { cache.observers.looks > looks })
+        #expect(await eventually { cache.queries.observers.looks > looks })
         let paused = server.fetches
         for _ in 1...5 {
-            looks = cache.observers.looks
+            looks = cache.queries.observers.looks
             let looked = clock.now
             #expect(await eventually { clock.now - looked > interval })
-            cache.observers.notifyAll()
-            #expect(await eventually { cache.observers.looks > looks })
+            cache.queries.observers.notifyAll()
+            #expect(await eventually { cache.queries.observers.looks > looks })
         }
         #expect(server.fetches == paused, "no poll in the background")
 
@@ -163,7 +163,7 @@ import Testing
         #expect(await eventually { server.fetches >= resumed + 2 })
 
         seen.stop()
-        #expect(await eventually { cache.observers.isEmpty })
+        #expect(await eventually { cache.queries.observers.isEmpty })
         let stopped = server.fetches
         // Another watch with the same interval polls meanwhile: polls fall due, and watches get
         // to run, while the stopped one stays silent.
@@ -233,9 +233,9 @@ import Testing
         fixture.clock.advance(by: .seconds(1))
         try cache.invalidate(Note.self)
         #expect(await eventually { seen.last?.items.map(\.id) == [1] })
-        let looks = cache.observers.looks
-        cache.observers.notifyAll()
-        #expect(await eventually { cache.observers.looks > looks })
+        let looks = cache.queries.observers.looks
+        cache.queries.observers.notifyAll()
+        #expect(await eventually { cache.queries.observers.looks > looks })
         #expect(fetches.withLock { $0 } == 1)
     }
 }

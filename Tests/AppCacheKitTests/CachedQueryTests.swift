@@ -61,7 +61,7 @@ struct CachedQueryTests {
         let query = CachedQuery(cache: cache, Note.self, policy: .fetchFirst, fetch: server.fetch)
         let first = Task { await query.refresh() }
         let second = Task { await query.refresh() }
-        #expect(await eventually { cache.flights.census.waiters == 2 })
+        #expect(await eventually { cache.queries.flights.census.waiters == 2 })
         #expect(query.isLoading)
         server.gate?.open()
         await first.value
@@ -118,10 +118,10 @@ struct CachedQueryTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         var query: CachedQuery<Note>? = CachedQuery(cache: cache, Note.self, fetch: FakeServer(answer: .items([], etag: nil)).fetch)
-        #expect(!cache.observers.isEmpty)
+        #expect(!cache.queries.observers.isEmpty)
         _ = query
         query = nil
-        #expect(await eventually { cache.observers.isEmpty })
+        #expect(await eventually { cache.queries.observers.isEmpty })
     }
 }
 #endif

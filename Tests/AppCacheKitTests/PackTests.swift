@@ -120,7 +120,7 @@ struct PackTests {
         let keep = MenuItem.sampleMenu(count: 3, seed: 7)
         try cache.cacheItems(keep, forKey: "kept")
         #expect(try reader.getCachedItems(MenuItem.self, forKey: "kept") == keep)
-        let identity = try #require(cache.disk.store.facts(of: fixture.layout().archivePath(for: ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "kept")))?.identity)
+        let identity = try #require(cache.store.disk.store.facts(of: fixture.layout().archivePath(for: ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "kept")))?.identity)
         let menu = MenuItem.sampleMenu(count: 40)
         var largest = 0
         for round in 0..<200 {
@@ -133,7 +133,7 @@ struct PackTests {
         #expect(size(packPath(fixture)) < largest)
         #expect(try reader.getCachedItems(MenuItem.self, forKey: "kept") == keep, "a reader of the replaced pack reads the new one")
         #expect(try reader.getCachedItems(MenuItem.self, forKey: "often") == menu)
-        let after = cache.disk.store.facts(of: fixture.layout().archivePath(for: ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "kept")))?.identity
+        let after = cache.store.disk.store.facts(of: fixture.layout().archivePath(for: ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "kept")))?.identity
         #expect(after == identity, "a compaction keeps each archive's identity: memory agrees with it still")
         #expect(fixture.allFiles() == ["version-1/user-alice/.pack"], "no temporary file left")
     }

@@ -100,7 +100,7 @@ import Darwin
         #expect(!fixture.archiveExists(Plain.self, key: "alone"))
 
         // Another process (the parent's id, alive) reads the root.
-        PeerPresence(words: cache.disk.coordinator.presence.words, mayWrite: true, processID: Self.alive).renew()
+        PeerPresence(words: cache.store.disk.coordinator.presence.words, mayWrite: true, processID: Self.alive).renew()
         try cache.flush()
         try cache.cacheItems([Plain(value: 2)], forKey: "shared")
         #expect(await eventually { fixture.archiveExists(Plain.self, key: "shared") }, "written long before the minute")

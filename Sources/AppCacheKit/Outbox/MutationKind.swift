@@ -14,7 +14,7 @@ struct MutationKind: Sendable {
     let decode: @Sendable (Data) throws -> any CacheMutation
     /// Applies an accepted change to the confirmed collection of the session's user, if one is
     /// cached (a read-modify-write, atomic across processes).
-    let fold: @Sendable (AppCache, any CacheMutation, CacheSession) throws -> Void
+    let fold: @Sendable (Outbox, any CacheMutation, CacheSession) throws -> Void
     /// How the app sends it; `nil` until ``AppCache/registerSender(for:send:)``.
     var send: (@Sendable (any CacheMutation, UUID) async throws -> Void)?
 
@@ -24,9 +24,9 @@ struct MutationKind: Sendable {
         modelType = ObjectIdentifier(Mutation.Model.self)
         self.cacheName = cacheName
         decode = { data in try JSONDecoder().decode(Mutation.self, from: data) }
-        fold = { cache, change, session in
+        fold = { outbox, change, session in
             guard let change = change as? Mutation else { return }
-            try cache.fold(change, for: session)
+            try outbox.fold(change, for: session)
         }
     }
 

@@ -56,11 +56,10 @@ struct OutboxQueue {
     /// change can be applied and reads never look at the queue.
     var hasKinds = false
 
-    /// Whether a read of `type` must look at the queue (its memory hit is not the whole answer)
-    /// while the disk's change count is `change`.
-    @inline(__always)
-    func touches(_ type: ObjectIdentifier, change: UInt64) -> Bool {
-        hasKinds && (isStale || checkedChange != change || (!pendingTypes.isEmpty && pendingTypes.contains(type)))
+    /// What the store keeps of the queue, so that a memory hit can tell whether it must look
+    /// at the queue (``PendingDigest/touches(_:change:)``).
+    var digest: PendingDigest {
+        PendingDigest(hasKinds: hasKinds, isStale: isStale, checkedChange: checkedChange, types: pendingTypes)
     }
 
     /// Whether this is `user`'s queue as the disk held it at the change count `change`.

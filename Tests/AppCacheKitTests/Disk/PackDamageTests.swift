@@ -78,7 +78,7 @@ struct PackDamageTests {
             let afterWrite = try intact(other, keys: 0..<10)
             #expect(afterWrite.isSuperset(of: expected), "byte \(position): after a write, lost \(expected.subtracting(afterWrite).sorted())")
 
-            _ = try writer.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
+            _ = try writer.store.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
             let afterCompaction = try intact(other, keys: 0..<10)
             #expect(afterCompaction.isSuperset(of: expected), "byte \(position): after a compaction, lost \(expected.subtracting(afterCompaction).sorted())")
             #expect(try packed(other).getCachedItems(Plain.self, forKey: "later") == [Plain(value: 99)])
@@ -120,7 +120,7 @@ struct PackDamageTests {
 
             let writer = try packed(other)
             try writer.cacheItems([Plain(value: 99)], forKey: "later")
-            _ = try writer.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
+            _ = try writer.store.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
             let afterCompaction = try intact(other, keys: expected)
             #expect(afterCompaction.isSuperset(of: expected), "page at \(page): after a write and a compaction, lost \(expected.subtracting(afterCompaction).sorted())")
             await Task.yield()
@@ -168,7 +168,7 @@ struct PackDamageTests {
         #expect(try reader.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
         #expect(try reader.getCachedItems(Plain.self, forKey: "b") == [Plain(value: 2)])
         #expect(fixture.diagnostics.errors.filter { $0.code == .corruptArchive }.count == 1)
-        _ = try reader.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
+        _ = try reader.store.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
         #expect(try Data(contentsOf: packURL(fixture)).count == bytes.count - 517)
         #expect(try packed(fixture).getCachedItems(Plain.self, forKey: "b") == [Plain(value: 2)])
     }
@@ -209,7 +209,7 @@ struct PackDamageTests {
                     #expect(try reader.getCachedItems(Plain.self, forKey: "last").map { $0 == [Plain(value: 4)] } ?? true, "\(what): not the older [3]")
                     #expect(try reader.getCachedItems(Plain.self, forKey: "kept") == [Plain(value: 2)], "\(what)")
                     try reader.cacheItems([Plain(value: 5)], forKey: "later")
-                    _ = try reader.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
+                    _ = try reader.store.withDiskWrites { batch in batch.compactPack(inDirectory: CacheLayout.userDirectoryName("alice")) }
                     let after = try packed(other)
                     #expect(try after.getCachedItems(Plain.self, forKey: "removed") == nil, "\(what): after a write and a compaction")
                     #expect(try after.getCachedItems(Plain.self, forKey: "last").map { $0 == [Plain(value: 4)] } ?? true, "\(what): after a write and a compaction")

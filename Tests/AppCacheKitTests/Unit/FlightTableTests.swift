@@ -122,4 +122,22 @@ import Testing
         #expect(abandoned.runs == 1)
         #expect(table.census == (0, 0))
     }
+
+    /// A load that took an abandoned flight from the table just before its fetch returned (its
+    /// cancellation) gets `nil` from the flight, so the table starts a new one: it never hands
+    /// the abandoned fetch's cancellation to a load nobody cancelled.
+    @Test func anAbandonedFlightsEndIsNobodysOutcome() async {
+        let flight = Flight<Plain>()
+        let fetch = HeldFetch([Plain(value: 1)])
+        flight.start(fetch.work)
+        let only = Task { await flight.join() }
+        #expect(await eventually { flight.waiterCount == 1 })
+        only.cancel()
+        #expect(await only.value.map(Self.isCancelled) == true)
+        fetch.gate.open()
+        #expect(await eventually { flight.hasEnded }, "the fetch returned, cancelled")
+        #expect(fetch.cancelled == 1)
+        let late = await flight.join()
+        #expect(late == nil, "a flight abandoned before it ended takes no waiter, and gives none its cancellation")
+    }
 }

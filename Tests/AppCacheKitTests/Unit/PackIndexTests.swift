@@ -75,7 +75,7 @@ import Darwin
         var index = Self.index([one, two])
         let damaged = index.end
         // A newer record of archive 1 whose prefix is damaged (its header still names it).
-        index.skipDamage(from: damaged, to: damaged + 136, reason: "a record's prefix fails its checksum", naming: 1)
+        index.skipDamage(from: damaged, to: damaged + 136, reason: "a record's prefix fails its checksum", naming: [1])
         #expect(index[1]?.damage == "a record's prefix fails its checksum", "never served from its older record")
         #expect(index[1]?.offset == 0)
         #expect(index[2]?.damage == nil)
@@ -83,8 +83,8 @@ import Darwin
         #expect(index.end == damaged + 136 && index.deadBytes == 136)
 
         // Damage naming nothing, or a name with no archive, marks nothing.
-        index.skipDamage(from: index.end, to: index.end + 10, reason: "garbage", naming: nil)
-        index.skipDamage(from: index.end, to: index.end + 10, reason: "garbage", naming: 9)
+        index.skipDamage(from: index.end, to: index.end + 10, reason: "garbage", naming: [])
+        index.skipDamage(from: index.end, to: index.end + 10, reason: "garbage", naming: [9])
         #expect(index[2]?.damage == nil && index[9] == nil)
         #expect(index.damage.count == 3 && index.deadBytes == 156)
 

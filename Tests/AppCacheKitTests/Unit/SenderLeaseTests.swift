@@ -19,26 +19,26 @@ import Darwin
 
     static func root() -> String { "/sender-lease-tests/\(UUID().uuidString)" }
 
-    static func end(_ word: UInt64) -> UInt32 { PeerPresence.leaseEnd(word) }
+    static func end(_ word: UInt64) -> UInt32 { ProcessLease(word: word).end }
 
     @Test func oneInstanceHoldsItUntilItLetsGo() {
         let words = PeerPresenceTests.Words()
         let lease = SenderLease(words: words.shared, mayWrite: true)
         let root = Self.root()
         let (app, widget) = (Instance(), Instance())
-        let before = PeerPresence.now
+        let before = ProcessLease.now
         #expect(lease.acquire(by: ObjectIdentifier(app), root: root) == .held)
-        let word = words.base[SenderLease.word]
-        #expect(PeerPresence.process(word) == UInt32(getpid()))
-        #expect((before + SenderLease.duration...PeerPresence.now + SenderLease.duration).contains(Self.end(word)))
+        let word = words.base[LockFileWord.senderLease.rawValue]
+        #expect(ProcessLease(word: word).process == UInt32(getpid()))
+        #expect((before + SenderLease.duration...ProcessLease.now + SenderLease.duration).contains(Self.end(word)))
 
         #expect(lease.acquire(by: ObjectIdentifier(widget), root: root) == .heldElsewhere(seconds: SenderLease.duration))
         lease.release(by: ObjectIdentifier(widget), root: root)
-        #expect(words.base[SenderLease.word] == word, "only the holder lets go")
+        #expect(words.base[LockFileWord.senderLease.rawValue] == word, "only the holder lets go")
         #expect(lease.acquire(by: ObjectIdentifier(app), root: root) == .held, "renewed")
 
         lease.release(by: ObjectIdentifier(app), root: root)
-        #expect(words.base[SenderLease.word] == 0)
+        #expect(words.base[LockFileWord.senderLease.rawValue] == 0)
         #expect(lease.acquire(by: ObjectIdentifier(widget), root: root) == .held)
     }
 
@@ -54,14 +54,14 @@ import Darwin
         let lease = SenderLease(words: words.shared, mayWrite: true)
         let root = Self.root()
         let (app, widget) = (Instance(), Instance())
-        let theirs = PeerPresence.slot(PeerPresenceTests.alive, PeerPresence.now + 20)
-        words.base[SenderLease.word] = theirs
+        let theirs = ProcessLease(process: PeerPresenceTests.alive, end: ProcessLease.now + 20).word
+        words.base[LockFileWord.senderLease.rawValue] = theirs
         guard case .heldElsewhere(let seconds) = lease.acquire(by: ObjectIdentifier(app), root: root) else {
             Issue.record("taken from a live process")
             return
         }
         #expect((19...20).contains(seconds), "for as long as their lease runs")
-        #expect(words.base[SenderLease.word] == theirs)
+        #expect(words.base[LockFileWord.senderLease.rawValue] == theirs)
         // This process's table was not left naming `app`: another instance hears the same.
         guard case .heldElsewhere(let again) = lease.acquire(by: ObjectIdentifier(widget), root: root) else {
             Issue.record("taken from a live process")
@@ -69,16 +69,16 @@ import Darwin
         }
         #expect(again <= 20)
 
-        words.base[SenderLease.word] = PeerPresence.slot(PeerPresenceTests.alive, PeerPresence.now - 1)
+        words.base[LockFileWord.senderLease.rawValue] = ProcessLease(process: PeerPresenceTests.alive, end: ProcessLease.now - 1).word
         #expect(lease.acquire(by: ObjectIdentifier(app), root: root) == .held, "their lease ran out")
     }
 
     @Test func aProcessThatDiedHoldingItLosesItAtOnce() throws {
         let words = PeerPresenceTests.Words()
-        words.base[SenderLease.word] = PeerPresence.slot(try PeerPresenceTests.deadProcess(), PeerPresence.now + SenderLease.duration)
+        words.base[LockFileWord.senderLease.rawValue] = ProcessLease(process: try PeerPresenceTests.deadProcess(), end: ProcessLease.now + SenderLease.duration).word
         let lease = SenderLease(words: words.shared, mayWrite: true)
         #expect(lease.acquire(by: ObjectIdentifier(Instance()), root: Self.root()) == .held)
-        #expect(PeerPresence.process(words.base[SenderLease.word]) == UInt32(getpid()))
+        #expect(ProcessLease(word: words.base[LockFileWord.senderLease.rawValue]).process == UInt32(getpid()))
     }
 
     @Test func aProcessThatMayNotWriteTheRootNeverSends() {
@@ -87,6 +87,6 @@ import Darwin
         let (instance, root) = (Instance(), Self.root())
         #expect(lease.acquire(by: ObjectIdentifier(instance), root: root) == .unavailable)
         lease.release(by: ObjectIdentifier(instance), root: root)
-        #expect(words.base[SenderLease.word] == 0, "the word untouched")
+        #expect(words.base[LockFileWord.senderLease.rawValue] == 0, "the word untouched")
     }
 }

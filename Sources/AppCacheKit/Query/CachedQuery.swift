@@ -74,7 +74,7 @@ public final class CachedQuery<Model: CacheableModel> {
         self.retry = retry
         self.fetch = fetch
         let (stream, continuation) = StreamPair.nonThrowing(of: Change.self)
-        let stop = cache.startWatch(
+        let stop = cache.queries.startWatch(
             Model.self, key: key, policy: policy, fetchesFirst: false, refresh: refresh, retry: retry, fetch: fetch,
             yield: { continuation.yield(.loaded($0)) }, finish: { _ in continuation.finish() })
         let task = Task { [weak self] in
@@ -117,7 +117,7 @@ public final class CachedQuery<Model: CacheableModel> {
             isLoading = refreshesUnderWay > 0
         }
         do {
-            for try await loaded in cache.loadWithContext(Model.self, forKey: key, policy: policy, retry: retry, fetch: fetch) {
+            for try await loaded in cache.queries.load(Model.self, forKey: key, policy: policy, retry: retry, fetch: fetch) {
                 show(loaded)
             }
         } catch {

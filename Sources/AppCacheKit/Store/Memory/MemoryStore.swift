@@ -37,7 +37,7 @@ struct MemoryStore {
     /// is only kept if nothing changed while it was being read.
     private(set) var mutations: UInt64 = 0
     /// The validation epoch: an entry whose ``MemoryEntry/epoch`` differs must be checked
-    /// against its archive before a hit may return it. Moves on (``invalidateAll()``) when
+    /// against its archive before a hit may return it. Moves on (``requireRecheck()``) when
     /// another process or instance is seen to have changed the disk.
     private(set) var epoch: UInt32 = 0
     private(set) var hits = 0
@@ -105,7 +105,7 @@ struct MemoryStore {
 
     /// Starts a new validation epoch: every entry must be checked against its archive before
     /// it is served again.
-    mutating func invalidateAll() {
+    mutating func requireRecheck() {
         epoch = (epoch &+ 1) & MemoryEntry.epochMask
     }
 
@@ -273,13 +273,13 @@ struct MemoryStore {
     ///
     /// - Returns: whether memory holds the collection.
     @discardableResult
-    mutating func restamp(_ archiveKey: ArchiveKey, at date: Date, identity: FileVersion?) -> Bool {
+    mutating func redate(_ archiveKey: ArchiveKey, at date: Date, identity: FileVersion?) -> Bool {
         guard let key = owners[archiveKey] else { return false }
         mutations += 1
         lastGeneration += 1
         let generation = lastGeneration
         func update(_ entry: inout MemoryEntry) {
-            entry.restamp(at: date)
+            entry.redate(at: date)
             if entry.isDirty {
                 entry.generation = generation
             } else if let identity {

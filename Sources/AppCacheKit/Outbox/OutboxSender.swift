@@ -1,27 +1,43 @@
 import Foundation
 
-extension AppCache {
+/// Sends the current user's queued changes, one at a time, in order: a task of its own that
+/// decides (``nextSend(_:)``), notes the attempt, sends through the kind's registered sender
+/// and records the outcome (``record(_:of:in:)``), then waits for a wake-up or its backoff.
+///
+/// Of all the processes sharing the root, one sends at a time: the sender takes a lease in the
+/// lock file (``SenderLease``) for each send and renews it while the send runs.
+///
+/// Thread safety: `Sendable`; its schedule lives in the ``Outbox``'s state. It holds the
+/// outbox only while a step runs, so the cache can go away while it waits.
+final class OutboxSender: Sendable {
+    /// Where the sender registers its wake-up, to hear of other processes' changes.
+    let observers: ChangeObservers
+
+    init(observers: ChangeObservers) {
+        self.observers = observers
+    }
+
     /// Starts the sender of queued changes, once: a task of the cache's own that sends the
-    /// current user's queue, one change at a time, and waits for ``outboxSignal`` (an enqueue,
+    /// current user's queue, one change at a time, and waits for ``Outbox/signal`` (an enqueue,
     /// a registration, another process's change, the app active, the network back) or the
     /// backoff's timer in between. It holds the cache only while a step runs.
-    func startSendingIfNeeded() {
-        let started = state.withLock { $0.sending.task != nil }
+    func start(for outbox: Outbox) {
+        let started = outbox.state.withLock { $0.sending.task != nil }
         guard !started else { return }
-        let signal = outboxSignal
-        let observer = observers.add(cacheName: Self.outboxObserverName, key: nil, signal: signal)
-        let task = Task.detached { [weak self] in
+        let signal = outbox.signal
+        let observer = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
+        let task = Task.detached { [weak self, weak outbox] in
             while !Task.isCancelled {
                 let timeout: Duration?
                 do {
-                    guard let self else { break }
-                    timeout = await sendStep()
+                    guard let self, let outbox else { break }
+                    timeout = await sendStep(outbox)
                 }
                 if Task.isCancelled { break }
                 await signal.wait(timeout: timeout)
             }
         }
-        let duplicate = state.withLock { state -> Bool in
+        let duplicate = outbox.state.withLock { state -> Bool in
             guard state.sending.task == nil else { return true }
             state.sending.task = task
             return false
@@ -33,32 +49,34 @@ extension AppCache {
     }
 
     /// Stops the sender and lets go of the lease (the cache is going away).
-    func stopSending() {
-        state.withLock { $0.sending.task }?.cancel()
-        disk.coordinator.senderLease.release(by: ObjectIdentifier(self), root: disk.store.fileSystem.versionPath)
+    func stop(for outbox: Outbox) {
+        outbox.state.withLock { $0.sending.task }?.cancel()
+        let disk = outbox.store.disk
+        disk.coordinator.senderLease.release(by: ObjectIdentifier(outbox), root: disk.store.fileSystem.versionPath)
     }
 
     /// Lets the sender try at once: the app became active, the network came back, the user
     /// switched.
-    func sendPendingNow() {
-        state.withLock { $0.sending.retryNow() }
-        outboxSignal.fire()
+    func sendNow(_ outbox: Outbox) {
+        outbox.state.withLock { $0.sending.retryNow() }
+        outbox.signal.fire()
     }
 
     /// One step of the sender: decide, note the attempt, send, record what became of it.
     ///
     /// - Returns: how long to wait for a wake-up at most (`nil`: no timer).
-    func sendStep() async -> Duration? {
-        let decision = await LibraryThreads.run { [self] in nextSend() }
+    func sendStep(_ outbox: Outbox) async -> Duration? {
+        let decision = await LibraryThreads.run { [self] in nextSend(outbox) }
         guard case .send(let job) = decision else {
             if case .wait(let duration) = decision { return duration }
             return nil
         }
         // Noted before the send: a crash or kill during it leaves the change tried, and the
         // next process sends it again with the same id.
-        guard await LibraryThreads.run({ [self] in noteAttempt(job) }) else { return .zero }
+        guard await LibraryThreads.run({ [self] in noteAttempt(job, in: outbox) }) else { return .zero }
+        let disk = outbox.store.disk
         let lease = disk.coordinator.senderLease
-        let (holder, root) = (ObjectIdentifier(self), disk.store.fileSystem.versionPath)
+        let (holder, root) = (ObjectIdentifier(outbox), disk.store.fileSystem.versionPath)
         let renewal = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(Double(SenderLease.duration) / 3))
@@ -76,7 +94,7 @@ extension AppCache {
             outcome = .failed(error)
         }
         renewal.cancel()
-        return await LibraryThreads.run { [self] in record(outcome, of: job) }
+        return await LibraryThreads.run { [self] in record(outcome, of: job, in: outbox) }
     }
 
     /// What the sender does next.
@@ -87,19 +105,21 @@ extension AppCache {
     }
 
     /// The queue's first change, if it may be sent now; takes the sender's lease for it.
-    func nextSend() -> SendDecision {
+    func nextSend(_ outbox: Outbox) -> SendDecision {
+        let store = outbox.store
+        let disk = store.disk
         let lease = disk.coordinator.senderLease
-        let (holder, root) = (ObjectIdentifier(self), disk.store.fileSystem.versionPath)
-        guard !disk.isReadOnly, !disk.gate.isClosed, state.withLock({ $0.versionRemoval == nil }) else { return .wait(nil) }
-        let session = state.withLock { $0.session }
-        let (user, changes) = currentOutbox()
+        let (holder, root) = (ObjectIdentifier(outbox), disk.store.fileSystem.versionPath)
+        guard !disk.isReadOnly, !disk.gate.isClosed, store.state.withLock({ $0.versionRemoval == nil }) else { return .wait(nil) }
+        let session = store.session
+        let (user, changes) = outbox.current()
         guard user == session.user, let head = changes.first else {
             lease.release(by: holder, root: root)
             return .wait(nil)
         }
         let now = ContinuousClock.now
-        let (kind, retryAt, registered) = state.withLock {
-            ($0.mutationKinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration)
+        let (kind, retryAt, registered) = outbox.state.withLock {
+            ($0.kinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration)
         }
         if let retryAt, retryAt > now { return .wait(retryAt - now) }
         guard let kind, let mutation = head.mutation, kind.send != nil else {
@@ -109,9 +129,9 @@ extension AppCache {
             guard let registered else { return .wait(nil) }
             let grace = registered + OutboxSending.registrationGrace
             guard now >= grace else { return .wait(grace - now) }
-            let report = state.withLock { $0.sending.reported.insert("waits \(head.entry.id)").inserted }
+            let report = outbox.state.withLock { $0.sending.reported.insert("waits \(head.entry.id)").inserted }
             if report {
-                reportAll([AppCacheError(
+                store.reportAll([AppCacheError(
                     code: .modelMismatch,
                     message: "The first queued change (kind \"\(head.entry.name)\") cannot be sent: \(head.problem ?? "no sender is registered for its kind"). It waits, and the changes after it, until a sender of this app (or a newer one) can send it.",
                     cacheName: kind?.cacheName, key: head.entry.key,
@@ -133,21 +153,22 @@ extension AppCache {
     /// disk says, under the lock: another process may have sent it meanwhile).
     ///
     /// - Returns: whether to send it.
-    func noteAttempt(_ job: OutboxSend) -> Bool {
+    func noteAttempt(_ job: OutboxSend, in outbox: Outbox) -> Bool {
+        let store = outbox.store
         do {
-            let first = try withDiskWrites { batch -> Bool in
-                guard state.withLock({ $0.sessions.holds(job.session) && $0.user == job.session.user }) else { return false }
+            let first = try store.withDiskWrites { batch -> Bool in
+                guard store.state.withLock({ job.session.isCurrent(in: $0.sessions) }) else { return false }
                 let (queue, _) = try OutboxFile.change(for: job.session.user, in: &batch) { log in
                     guard let head = log.entries.first, head.id == job.id else { return nil }
                     return OutboxLog.attempted(job.id, attempts: head.attempts + 1, error: head.lastError)
                 }
                 return queue.entries.first?.id == job.id
             }
-            outboxDidChange(cacheName: job.kind.cacheName, key: job.key)
+            outbox.didChange(cacheName: job.kind.cacheName, key: job.key)
             return first
         } catch {
-            reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
-            backOff()
+            store.reportAll([AppCacheError(wrapping: error)])
+            backOff(outbox)
             return false
         }
     }
@@ -157,7 +178,8 @@ extension AppCache {
     /// error and the sender backs off.
     ///
     /// - Returns: how long the sender waits before its next step.
-    func record(_ outcome: OutboxSend.Outcome, of job: OutboxSend) -> Duration? {
+    func record(_ outcome: OutboxSend.Outcome, of job: OutboxSend, in outbox: Outbox) -> Duration? {
+        let store = outbox.store
         var problems: [AppCacheError] = []
         let user = job.session.user
         do {
@@ -166,61 +188,53 @@ extension AppCache {
                 // Folded first: were the process to die between the two, the change would be
                 // sent again (same id) and applied again on a collection that holds it; the
                 // other order would hide it until the next fetch.
-                if (try? OutboxFile.read(user, from: disk.store))?.log.entries.contains(where: { $0.id == job.id }) ?? true {
+                if (try? OutboxFile.read(user, from: store.disk.store))?.log.entries.contains(where: { $0.id == job.id }) ?? true {
                     do {
-                        try job.kind.fold(self, job.mutation, job.session)
+                        try job.kind.fold(outbox, job.mutation, job.session)
                     } catch {
                         problems.append((error as? AppCacheError) ?? AppCacheError(
                             code: .ioFailure, message: "An accepted change could not be folded into its collection.", underlyingError: error))
                     }
                 }
-                try markDone(job)
+                try markDone(job, in: outbox)
             case .rejected:
-                try markDone(job)
+                try markDone(job, in: outbox)
             case .failed(let error):
-                try withDiskWrites { batch in
+                try store.withDiskWrites { batch in
                     _ = try OutboxFile.change(for: user, in: &batch) { log in
                         guard let entry = log.entries.first(where: { $0.id == job.id }) else { return nil }
                         return OutboxLog.attempted(job.id, attempts: entry.attempts, error: String(describing: error))
                     }
                 }
-                backOff()
+                backOff(outbox)
             }
         } catch {
-            problems.append((error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)"))
-            backOff()
+            problems.append(AppCacheError(wrapping: error))
+            backOff(outbox)
         }
-        reportAll(problems)
-        outboxDidChange(cacheName: job.kind.cacheName, key: job.key)
-        let retryAt = state.withLock { $0.sending.retryAt }
+        store.reportAll(problems)
+        outbox.didChange(cacheName: job.kind.cacheName, key: job.key)
+        let retryAt = outbox.state.withLock { $0.sending.retryAt }
         return retryAt.map { max($0 - .now, .zero) } ?? .zero
     }
 
     /// Takes `job`'s change out of its user's queue (if it is still there: another process may
     /// have answered it) and lets the next send start at once.
-    private func markDone(_ job: OutboxSend) throws {
-        try withDiskWrites { batch in
+    private func markDone(_ job: OutboxSend, in outbox: Outbox) throws {
+        try outbox.store.withDiskWrites { batch in
             _ = try OutboxFile.change(for: job.session.user, in: &batch) { log in
                 log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil
             }
         }
-        state.withLock { $0.sending.retryNow() }
+        outbox.state.withLock { $0.sending.retryNow() }
     }
 
     /// Waits before the next send as ``Configuration/mutationRetry`` says after one more failure.
-    private func backOff() {
-        let retry = configuration.mutationRetry
-        state.withLock { state in
+    private func backOff(_ outbox: Outbox) {
+        let retry = outbox.store.configuration.mutationRetry
+        outbox.state.withLock { state in
             state.sending.failures += 1
             state.sending.retryAt = .now + retry.delay(afterFailures: state.sending.failures, fraction: .random(in: 0.5...1))
         }
-    }
-
-    /// Marks the queue to be read again and tells readers of the changed collection and
-    /// followers of the queue (and the sender).
-    func outboxDidChange(cacheName: String, key: String?) {
-        state.withLock { $0.outbox.markStale() }
-        observers.notify(cacheName: cacheName, key: key)
-        observers.notify(cacheName: Self.outboxObserverName, key: nil)
     }
 }

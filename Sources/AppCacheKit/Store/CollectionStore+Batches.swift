@@ -1,19 +1,10 @@
 import Foundation
 
-extension AppCache {
+extension CollectionStore {
     /// The bytes the archives of the current app schema version take on disk, of every user
-    /// and every process sharing the root.
-    ///
-    /// What is on disk: each archive file's size, and each user's pack of small archives
-    /// whole, records replaced or removed and not yet compacted away included, which is what
-    /// the disk budget (``Configuration/diskByteLimit``) holds within. The disk index's
-    /// journal and the lock file are not counted.
-    ///
-    /// Kept by a disk index rather than measured: the first call reads the index's journal (or,
-    /// when it is missing or damaged, rebuilds it from the archives' headers, reading each
-    /// once); later calls read only what other processes appended since. Waits for writes under
-    /// way, in this process and others.
-    public var diskUsage: Int {
+    /// and every process sharing the root (see ``AppCache/diskUsage``); `0` when no batch can
+    /// run.
+    func diskUsage() -> Int {
         // Removals still due, and the budget, first: a batch counts its own changes, and keeps
         // the disk within the budget, only once it ends. (Any batch carries out what is due.)
         if disk.hasBudget {
@@ -27,7 +18,7 @@ extension AppCache {
     /// Runs a batch of disk changes (see ``DiskWriter``), after the removals still due
     /// (``DueWipes``); then, with no lock held, deletes what those moved to the trash, reports
     /// the problems found to `diagnostics` and, if the disk changed, tells observers of
-    /// ``updates(of:forKey:)``.
+    /// ``AppCache/updates(of:forKey:)``.
     ///
     /// - Throws: what `body` throws; what ``DiskWriter/batch(problems:changed:_:)`` throws.
     func withDiskWrites<Result>(_ body: (inout DiskWriter.Batch) throws -> Result) throws -> Result {
@@ -40,7 +31,7 @@ extension AppCache {
                 return state.trashesToDelete
             }
             problems += trashes.compactMap { disk.store.deleteTrash($0) }
-            if changed { observers.notifyAll() }
+            if changed { onChange(nil, nil) }
             reportAll(problems)
         }
         if let removal = state.withLock({ $0.versionRemoval }) { throw removal }
@@ -66,11 +57,11 @@ extension AppCache {
             state.versionRemoval = error
             state.memory.removeEverything()
         }
-        observers.notifyAll()
+        onChange(nil, nil)
     }
 
     /// Moves the user directories of removals still due out of view, in `batch`; the trash
-    /// directories go to ``State/trashesToDelete``, deleted once no lock is held.
+    /// directories go to ``StoreState/trashesToDelete``, deleted once no lock is held.
     ///
     /// Every batch does it first, and every archive write again just before it writes, with
     /// the removals due when it took its entries from memory (`due`): a removal may come while
@@ -200,27 +191,5 @@ extension AppCache {
         guard state.withLock({ !$0.dueWipes.isEmpty }) || disk.coordinator.removals.hasPending else { return DueWipes() }
         _ = try? withDiskWrites { _ in }
         return state.withLock { $0.dueWipes }
-    }
-
-    /// How the disk writer's batches keep memory coherent with the disk: what memory holds is
-    /// checked again after a purge or another process's change, and this process's own change
-    /// leaves memory in agreement with the disk (it updated the entries it wrote), unless
-    /// someone else's came between. Reads served from memory count as uses for the budget.
-    static func hooks(_ state: Locked<State>) -> DiskWriter.Hooks {
-        DiskWriter.Hooks(
-            didLock: { reopened, change in
-                state.withLock { state in
-                    if reopened { state.memory.invalidateAll() }
-                    state.observe(change: change)
-                }
-            },
-            takeReadArchives: {
-                state.withLock { $0.memory.takeReadArchives() }
-            },
-            didChange: { before, after in
-                state.withLock { state in
-                    if state.syncedChange == before { state.syncedChange = after }
-                }
-            })
     }
 }

@@ -28,6 +28,7 @@ final class Flight<Model: CacheableModel>: Sendable {
         var outcome: Outcome?
         var task: Task<Void, Never>?
         var isAbandoned = false
+        var hasEnded = false
     }
 
     private let state = Locked(State())
@@ -73,6 +74,9 @@ final class Flight<Model: CacheableModel>: Sendable {
     /// How many loads wait for the flight now.
     var waiterCount: Int { state.withLock { $0.waiters.count } }
 
+    /// Whether the flight's fetch has returned and its waiters have been told.
+    var hasEnded: Bool { state.withLock { $0.hasEnded } }
+
     /// A waiter goes: its continuation (if waiting) gets `.cancelled`, and a flight with no
     /// waiter left is abandoned and its task cancelled.
     private func leave(_ identifier: UInt64) {
@@ -88,8 +92,11 @@ final class Flight<Model: CacheableModel>: Sendable {
 
     private func finish(_ outcome: Outcome) {
         let waiters = state.withLock { state -> [CheckedContinuation<Outcome?, Never>] in
-            state.outcome = outcome
+            // An abandoned flight's outcome (its cancellation, mostly) is nobody's: a load that
+            // finds the flight now gets `nil` from `join` and starts afresh.
+            if !state.isAbandoned { state.outcome = outcome }
             state.isAbandoned = true
+            state.hasEnded = true
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }

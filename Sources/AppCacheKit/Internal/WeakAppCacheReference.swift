@@ -1,6 +1,6 @@
 /// A cache, held weakly: what the change watcher reaches it through, so that watching keeps
 /// nothing alive.
-final class WeakCache: Sendable {
+final class WeakAppCacheReference: Sendable {
     private let box = Locked<Reference>(Reference())
 
     private struct Reference {

@@ -54,7 +54,7 @@ enum ExitFlush {
             }
             for cache in live {
                 flushed.insert(ObjectIdentifier(cache))
-                cache.reportAll(cache.writeDirtyEntries())
+                cache.store.reportAll(cache.store.writeDirtyEntries())
             }
             guard dying, ContinuousClock.now < deadline else { return }
             usleep(1_000)

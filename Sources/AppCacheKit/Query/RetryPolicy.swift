@@ -75,6 +75,34 @@ public struct RetryPolicy: Sendable {
         .seconds(delayCap(afterFailures: failures).timeInterval * min(max(fraction, 0), 1))
     }
 
+    /// Runs `operation` as this policy says: again after a failure `retryIf` accepts, after the
+    /// policy's delay, up to `maxAttempts` in all; offline (an error of no network) it waits for
+    /// `network` instead of spending an attempt. The one retry loop of loads, watches and pages.
+    ///
+    /// - Returns: the operation's value or its last error; `nil` when the calling task was
+    ///   cancelled (nobody waits for the answer).
+    func run<Value: Sendable>(network: NetworkSignal, _ operation: () async throws -> Value) async -> Swift.Result<Value, any Error>? {
+        var failures = 0
+        while true {
+            do {
+                return .success(try await operation())
+            } catch {
+                if Task.isCancelled { return nil }
+                if Self.isCancellation(error) { return .failure(error) }
+                if maxAttempts > 1, Self.isNoNetwork(error) {
+                    // Offline: wait for the network rather than burn an attempt.
+                    await network.waitForAvailability()
+                    if Task.isCancelled { return nil }
+                    continue
+                }
+                failures += 1
+                guard failures < maxAttempts, retryIf(error) else { return .failure(error) }
+                try? await Task.sleep(for: delay(afterFailures: failures, fraction: .random(in: 0...1)))
+                if Task.isCancelled { return nil }
+            }
+        }
+    }
+
     /// Whether `error` says the device has no network: `NSURLErrorDomain` -1009 (not connected
     /// to the internet), -1005 (the connection was lost), -1020 (data not allowed), however it
     /// arrives (`URLError`, `NSError`, or one wrapped as another's underlying error).

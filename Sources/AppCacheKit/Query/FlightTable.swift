@@ -15,7 +15,10 @@ final class FlightTable: Sendable {
     /// Joins the flight for `key`, starting one with `work` when none takes waiters, and
     /// returns its outcome for this waiter.
     ///
-    /// - Returns: the outcome, and whether this call started the fetch.
+    /// A flight abandoned by its last waiter takes no new ones: a load that finds one starts a
+    /// new flight, so it never gets another load's cancellation.
+    ///
+    /// - Returns: the flight's outcome; `.cancelled` only when the calling task was cancelled.
     func join<Model: CacheableModel>(
         _ key: Key, as type: Model.Type, work: @escaping @Sendable () async -> Flight<Model>.Outcome
     ) async -> Flight<Model>.Outcome {

@@ -163,7 +163,7 @@ struct MemoryEntry {
         get { storedDetails.generation }
         set { details.generation = newValue }
     }
-    /// The generation of the store that put these items in memory: a re-date (``restamp(at:)``)
+    /// The generation of the store that put these items in memory: a re-date (``redate(at:)``)
     /// gives the entry a new ``generation`` but keeps this, so that observers see the same
     /// items as the same.
     var itemsGeneration: UInt64 {
@@ -206,7 +206,7 @@ struct MemoryEntry {
 
     /// Dates the items as cached at `date` without changing them (the server said they are
     /// current); a dirty entry's archive will carry the new date when written.
-    mutating func restamp(at date: Date) {
+    mutating func redate(at date: Date) {
         cachedDate = date
         details.record.cachedDate = date
     }

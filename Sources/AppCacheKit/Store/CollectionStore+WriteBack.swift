@@ -1,21 +1,10 @@
 import Foundation
 
-extension AppCache {
-    /// Writes every dirty collection to disk.
+extension CollectionStore {
+    /// Writes every dirty collection, as ``AppCache/flush()`` does.
     ///
-    /// After it returns, everything cached before the call is on disk, unless it throws, and
-    /// every removal asked for before it (``removeUser(_:)``, ``signOut(removingData:)``, ...)
-    /// has left the disk, or has been reported to `diagnostics` as failing. Each
-    /// archive gets the moment its items were cached as its modification date, not the moment
-    /// of the flush. Collections stay in memory, now clean.
-    ///
-    /// - Throws: the first write error (`noSpace`, `permissionDenied`, `notADirectory`,
-    ///   `ioFailure`, `busy`), its message counting the collections that failed. Those stay
-    ///   dirty in memory for the next flush; the others are written. `versionRemoved` when
-    ///   another app schema version removed this one's directory: nothing can be written, and
-    ///   memory was emptied.
-    /// - Complexity: O(n) in the entries held, plus one file write per dirty collection.
-    public func flush() throws {
+    /// - Throws: the first write error, its message counting the collections that failed.
+    func flush() throws {
         let failures = writeDirtyEntries()
         if let first = failures.first {
             if first.code == .versionRemoved { throw first }
@@ -26,49 +15,32 @@ extension AppCache {
         }
     }
 
-    /// Empties memory as the system asks: clean collections leave memory at once; dirty ones
-    /// are written on the cache's write-back thread (the caller does not wait for the disk),
-    /// then leave it.
-    ///
-    /// Reads go on working throughout (from memory until a collection's archive is in place,
-    /// from disk after). A collection that cannot be written stays in memory, dirty, and the
-    /// error goes to the `diagnostics` hook; the next write-back and every flush try again. On
-    /// iOS, tvOS and visionOS the cache calls this itself on memory warnings.
-    public func didReceiveMemoryWarning() {
+    /// Empties memory as the system asks (see ``AppCache/didReceiveMemoryWarning()``).
+    func didReceiveMemoryWarning() {
         let keys = state.withLock { $0.memory.evictAll() }
         spillInBackground(keys)
     }
 
     /// What the memory layer holds and how it has served so far.
-    public var memoryStatistics: MemoryStatistics {
+    var memoryStatistics: AppCache.MemoryStatistics {
         state.withLock { state in
             let memory = state.memory
-            return MemoryStatistics(
+            return AppCache.MemoryStatistics(
                 entries: memory.entryCount, bytes: memory.byteCount, dirtyEntries: memory.dirtyCount, hits: memory.hits,
                 misses: memory.misses, spills: memory.spills)
         }
     }
-
-    // MARK: - Internal
 
     /// Writes the detached (evicted while dirty) entries on the write-back queue: the caller (a
     /// write past the memory limit, a switch of user, a memory warning) never waits for the
     /// disk. Until written they stay in memory, answering reads; a write that fails is
     /// reported to `diagnostics` and retried by the write-back timer and every flush.
     func spillInBackground(_ keys: [MemoryKey]) {
-        guard !keys.isEmpty else { return }
-        let schedule = state.withLock { state -> Bool in
-            guard !state.spillScheduled else { return false }
-            state.spillScheduled = true
-            return true
-        }
-        guard schedule else { return }
-        writeBackQueue.async { [weak self] in
+        guard !keys.isEmpty, writeBack.claimSpill() else { return }
+        writeBack.queue.async { [weak self] in
             guard let self else { return }
-            let keys = state.withLock { state in
-                state.spillScheduled = false
-                return state.memory.detachedKeys
-            }
+            writeBack.spillStarted()
+            let keys = state.withLock { $0.memory.detachedKeys }
             // The system is suspending the process: they stay in memory, readable, until the
             // app's return writes them.
             guard !disk.gate.isClosed else { return }
@@ -76,12 +48,6 @@ extension AppCache {
             reportAll(failures)
             if !failures.isEmpty { scheduleWriteBack() }
         }
-    }
-
-    /// Waits for the disk work queued on the write-back queue so far: spills and removals
-    /// (what tests and the benchmark check after a call that queued some).
-    func waitForBackgroundWork() {
-        writeBackQueue.sync {}
     }
 
     /// Writes the detached (evicted while dirty) entries among `keys`, each as its archive.
@@ -184,34 +150,16 @@ extension AppCache {
         return failures
     }
 
-    /// How soon dirty collections are written while another live process uses the root
-    /// (``PeerPresence``): what this one caches reaches the other's reads and `updates`
-    /// streams within a few milliseconds, a burst of writes still coalesced into one batch.
-    static let sharedWriteBackDelay = Duration.milliseconds(2)
-
     /// Arranges for dirty collections to be written `writeBackDelay` after the first of them
-    /// was cached, or within ``sharedWriteBackDelay`` while another live process uses the root
-    /// (``PeerPresence``; asked only while a later write-back is all that is arranged), unless
-    /// the delay says to wait for events.
+    /// was cached, or within ``WriteBack/sharedDelay`` while another live process uses the root
+    /// (``PeerPresence``), unless the delay says to wait for events.
     func scheduleWriteBack() {
         // A read-only cache cannot write: its dirty collections wait for an explicit flush
         // (which throws permissionDenied), rather than fail again every delay.
         guard let delay = configuration.writeBackDelay, delay > .zero, !disk.isReadOnly else { return }
-        let now = DispatchTime.now()
-        let prompt = (now + Self.sharedWriteBackDelay.timeInterval).uptimeNanoseconds
-        let due = state.withLock { $0.writeBackDue }
-        if let due, due <= prompt { return }
-        // Uptime nanoseconds: `DispatchTime` is not `Sendable` in every SDK.
-        let deadline = delay > Self.sharedWriteBackDelay && disk.coordinator.presence.othersArePresent()
-            ? prompt : (now + delay.timeInterval).uptimeNanoseconds
-        let schedule = state.withLock { state -> Bool in
-            if let due = state.writeBackDue, due <= deadline { return false }
-            state.writeBackDue = deadline
-            return true
-        }
-        guard schedule else { return }
-        writeBackQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in
-            self?.performScheduledWriteBack(due: deadline)
+        let presence = disk.coordinator.presence
+        writeBack.schedule(after: delay, othersArePresent: { presence.othersArePresent() }) { [weak self] due in
+            self?.performScheduledWriteBack(due: due)
         }
     }
 
@@ -221,12 +169,7 @@ extension AppCache {
     /// - Parameter due: the deadline of the timer that fired: a timer made needless by an
     ///   earlier one (brought forward by a present peer) leaves the schedule alone.
     func performScheduledWriteBack(due: UInt64? = nil) {
-        let isCurrent = state.withLock { state -> Bool in
-            guard due == nil || state.writeBackDue == due else { return false }
-            state.writeBackDue = nil
-            return true
-        }
-        guard isCurrent else { return }
+        guard writeBack.fire(due: due) else { return }
         // The system is suspending the process: the app's return schedules the write again.
         guard !disk.gate.isClosed else { return }
         let failures = writeDirtyEntries()
@@ -234,6 +177,28 @@ extension AppCache {
         // Failed writes wait for the next write-back, not a tight retry loop.
         if state.withLock({ $0.memory.dirtyCount > 0 }) {
             scheduleWriteBack()
+        }
+    }
+
+    /// The app is back from the background: writes may start again, and what waited for it
+    /// (detached entries, the write-back) is arranged.
+    func resume() {
+        disk.gate.open()
+        spillInBackground(state.withLock { $0.memory.detachedKeys })
+        scheduleWriteBack()
+    }
+
+    /// Writes every dirty collection on the write-back thread, inside the system's background
+    /// time (``SuspensionGate``); with `thenClose`, no write starts after it (an extension's
+    /// host went to the background, and the process is about to be suspended).
+    func flushBeforeSuspension(thenClose: Bool) {
+        let gate = disk.gate
+        guard gate.enter() else { return }
+        writeBack.queue.async { [weak self] in
+            // Collections the end of the system's time left dirty are no problem to report.
+            if let self { reportAll(writeDirtyEntries().filter { $0.code != .busy || !gate.isClosed }) }
+            gate.leave()
+            if thenClose { gate.close() }
         }
     }
 }

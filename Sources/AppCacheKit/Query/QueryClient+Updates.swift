@@ -1,0 +1,125 @@
+import Foundation
+
+extension QueryClient {
+    /// The items of `Model` under `key` now and after every change (see
+    /// ``AppCache/updates(of:forKey:)``).
+    func updates<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> AsyncStream<[Model]?> {
+        let (stream, continuation) = StreamPair.nonThrowing(of: [Model]?.self, bufferingPolicy: .bufferingNewest(1))
+        let signal = ChangeSignal()
+        let identifier = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
+        watcher.start()
+        let task = Task.detached { [weak self] in
+            var last: Observed<Model>?
+            var seen = (fires: UInt64(0), change: UInt64.max)
+            var timeout: Duration?
+            while !Task.isCancelled {
+                do {
+                    guard let self else { break }
+                    let now = (fires: signal.fireCount, change: store.disk.changeCount)
+                    let expired = last?.expiry.map { $0 <= store.configuration.now() } ?? false
+                    if last == nil || now != seen || expired {
+                        seen = now
+                        let value = await LibraryThreads.run { [self] in observe(Model.self, key: key) }
+                        if let value, value.differs(from: last) { continuation.yield(value.items) }
+                        last = value ?? last
+                        observers.didLook()
+                    }
+                    // Only an expiry needs a timer; other changes wake the stream.
+                    timeout = last?.expiry.map { .seconds(max($0.timeIntervalSince(store.configuration.now()), 0) + 0.001) }
+                }
+                await signal.wait(timeout: timeout)
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { [weak self] _ in
+            task.cancel()
+            self?.observers.remove(identifier)
+        }
+        return stream
+    }
+
+    /// The current user's pending changes now and after every change of the queue (see
+    /// ``AppCache/pendingMutationUpdates()``).
+    func pendingMutationUpdates() -> AsyncStream<[PendingMutation]> {
+        let (stream, continuation) = StreamPair.nonThrowing(of: [PendingMutation].self, bufferingPolicy: .bufferingNewest(1))
+        let signal = ChangeSignal()
+        let identifier = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
+        watcher.start()
+        let task = Task.detached { [weak self] in
+            var last: [PendingMutation]?
+            while !Task.isCancelled {
+                do {
+                    guard let self else { break }
+                    let value = await LibraryThreads.run { [outbox] in outbox.pendingMutations }
+                    if value != last { continuation.yield(value) }
+                    last = value
+                }
+                await signal.wait(timeout: nil)
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { [weak self] _ in
+            task.cancel()
+            self?.observers.remove(identifier)
+        }
+        return stream
+    }
+
+    /// What an observer last saw of a collection.
+    struct Observed<Model: CacheableModel> {
+        var items: [Model]?
+        /// The generation of the store that put the items in memory, when memory holds them:
+        /// every store makes a new one, never reused, and re-dating the items keeps it, so the
+        /// same generation means the same items.
+        var generation: UInt64?
+        /// When the items expire; `nil` for never.
+        var expiry: Date?
+        /// When they were cached, and whether memory held them (`false`: read from disk).
+        var cachedDate: Date?
+        var fromMemory = false
+        /// The pending changes (``AppCache/enqueue(_:)``) applied to the items, in order.
+        var pending: [UUID] = []
+
+        func differs(from other: Observed?) -> Bool {
+            guard let other else { return true }
+            if items == nil && other.items == nil { return false }
+            guard let generation, let otherGeneration = other.generation else { return true }
+            return generation != otherGeneration || pending != other.pending
+        }
+    }
+
+    /// The collection as an observer sees it, its pending changes applied; `nil` when it cannot
+    /// be read now (the reason went to `diagnostics`).
+    func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+        guard var observed = observeConfirmed(Model.self, key: key) else { return nil }
+        if let items = observed.items {
+            (observed.items, observed.pending) = outbox.applyingPending(items, of: Model.self, key: key)
+        }
+        return observed
+    }
+
+    /// The confirmed collection as an observer sees it, without pending changes.
+    private func observeConfirmed<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+        func fromMemory() -> Observed<Model>? {
+            let found = store.memoryLookup(ObjectIdentifier(Model.self), key) { memory, key in
+                memory.hit(key) { entry in (MemoryHit(entry), entry.itemsGeneration) }
+            }
+            guard let (hit, generation) = found, !hit.expires || store.isLive(hit) else { return nil }
+            return Observed(
+                items: hit.items.items(as: Model.self), generation: generation, expiry: hit.expires ? hit.expiry : nil,
+                cachedDate: hit.cachedDate, fromMemory: true)
+        }
+        if let value = fromMemory() { return value }
+        do {
+            guard let loaded = try store.loadAfterMiss(Model.self, key: key) else { return Observed(items: nil) }
+            if var value = fromMemory() {
+                value.fromMemory = !loaded.fromDisk
+                return value
+            }
+            return Observed(items: loaded.items, expiry: loaded.expiry, cachedDate: loaded.cachedDate)
+        } catch {
+            store.reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
+            return nil
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+
+#if canImport(Network)
+import Network
+#endif
+
+extension QueryClient {
+    /// Runs a watch (see ``watch(_:forKey:policy:refresh:retry:fetch:)``) on a task of its own.
+    ///
+    /// - Parameters:
+    ///   - fetchesFirst: whether the first look may fetch as `policy` says (`false`: only
+    ///     triggers and invalidations fetch, a ``CachedQuery`` whose `refresh()` loads).
+    ///   - yield: each new value; `nil` when the collection went (removed, expired, a switch to
+    ///     a user who has none).
+    ///   - finish: the end, with the error that ended it.
+    /// - Returns: what stops the watch.
+    func startWatch<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, policy: LoadPolicy, fetchesFirst: Bool, refresh: RefreshTriggers, retry: RetryPolicy,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
+    ) -> @Sendable () -> Void {
+        let signal = ChangeSignal()
+        let observer = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
+        let trigger = refreshTriggers.register(refresh, signal: signal)
+        watcher.start()
+        if refresh.onReconnect { startPathMonitorIfNeeded() }
+        let task = Task.detached { [weak self] in
+            var watch = WatchState<Model>(policy: policy, every: refresh.every)
+            watch.fetchesFirst = fetchesFirst
+            do {
+                while !Task.isCancelled {
+                    guard let self else { break }
+                    let timeout = try await step(&watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: yield)
+                    if Task.isCancelled { break }
+                    if watch.again {
+                        watch.again = false
+                        continue
+                    }
+                    await signal.wait(timeout: timeout)
+                }
+                finish(nil)
+            } catch {
+                finish(error)
+            }
+        }
+        return { [weak self] in
+            task.cancel()
+            self?.observers.remove(observer)
+            self?.refreshTriggers.remove(trigger)
+        }
+    }
+
+    /// What a watch knows between its steps.
+    struct WatchState<Model: CacheableModel> {
+        let policy: LoadPolicy
+        let every: Duration?
+        /// What was yielded last.
+        var last: Observed<Model>?
+        /// What `fetchFirst`'s first look found, held back until its fetch fails.
+        var held: Observed<Model>?
+        var isFirst = true
+        /// When polling counts from: the start, then the end of every fetch.
+        var pollFrom = ContinuousClock.now
+        /// The cached date of the items the last fetch stored: the look that finds them says
+        /// they came from the fetch.
+        var fetchedDate: Date?
+        /// Whether to step again at once (an invalidation came during the flight).
+        var again = false
+        /// Whether the first look may fetch as `policy` says.
+        var fetchesFirst = true
+        /// When this watch last started a fetch, in milliseconds since 1970 (as invalidations
+        /// are recorded).
+        var lastFetchStart: Int64?
+
+        init(policy: LoadPolicy, every: Duration?) {
+            self.policy = policy
+            self.every = every
+        }
+    }
+
+    /// One step of a watch: look at the collection (yield it if it changed), then fetch if a
+    /// trigger says so.
+    ///
+    /// - Returns: how long to wait for the next event at most (`nil`: no timer).
+    func step<Model: CacheableModel>(
+        _ watch: inout WatchState<Model>, key: String?, retry: RetryPolicy, trigger: UInt64,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        yield: (LoadedItems<Model>?) -> Void
+    ) async throws -> Duration? {
+        func answer(_ observed: Observed<Model>, source: LoadedItems<Model>.Source? = nil, refreshError: (any Error)? = nil) -> LoadedItems<Model>? {
+            guard let items = observed.items, let cachedDate = observed.cachedDate else { return nil }
+            let from: LoadedItems<Model>.Source = source ?? (cachedDate == watch.fetchedDate ? .fetch : observed.fromMemory ? .memory : .disk)
+            return LoadedItems(
+                items: items, cachedDate: cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: cachedDate), source: from,
+                refreshError: refreshError, hasPendingChanges: !observed.pending.isEmpty)
+        }
+
+        // 1. Look.
+        if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key) }), observed.differs(from: watch.last) {
+            if watch.isFirst && watch.fetchesFirst && watch.policy == .fetchFirst {
+                watch.held = observed
+            } else {
+                if let loaded = answer(observed) {
+                    yield(loaded)
+                } else if watch.last?.items != nil {
+                    yield(nil)  // the collection went
+                }
+                watch.last = observed
+            }
+        }
+        observers.didLook()
+
+        // 2. Decide.
+        let marks = refreshTriggers.take(trigger)
+        let shown = watch.last ?? watch.held
+        let cachedDate = shown?.items == nil ? nil : shown?.cachedDate
+        let stale = cachedDate.map { store.isStale(Model.self, key: key, cachedAt: $0) } ?? true
+        var shouldFetch: Bool
+        if watch.isFirst && !watch.fetchesFirst {
+            shouldFetch = false
+        } else if watch.isFirst {
+            switch watch.policy {
+            case .staleWhileRevalidate: shouldFetch = stale
+            case .cacheFirst: shouldFetch = cachedDate == nil
+            case .fetchFirst: shouldFetch = true
+            }
+        } else {
+            // Invalidated since it was cached, and since this watch last fetched (a fetch in the
+            // very moment of the invalidation answered it already).
+            let latest = store.latestInvalidation(of: Model.self, key: key)
+            let invalidated = latest.map { latest in
+                cachedDate.map { Milliseconds.moment($0) <= latest } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
+            } ?? false
+            shouldFetch = invalidated || ((marks.foreground || marks.reconnect) && stale)
+        }
+        let polling = watch.every.map { _ in !refreshTriggers.isInBackground } ?? false
+        if let every = watch.every, polling, ContinuousClock.now - watch.pollFrom >= every { shouldFetch = true }
+        watch.isFirst = false
+
+        // 3. Fetch.
+        if shouldFetch {
+            let startedAt = store.configuration.now()
+            watch.lastFetchStart = Milliseconds.moment(startedAt)
+            let (session, switches) = store.sessionAndSwitches
+            let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+            let outcome = await flights.join(
+                FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
+            ) { [self] in
+                await performFetch(
+                    Model.self, key: key, session: session, validators: cached?.validators, isPinned: cached?.isPinned ?? false,
+                    retry: retry
+                ) { validators in
+                    try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators))
+                }
+            }
+            watch.pollFrom = .now
+            switch outcome {
+            case .items(_, let date):
+                // Stored: the store woke this watch, whose next look yields the items.
+                watch.fetchedDate = date
+            case .notModified(let date):
+                if var current = watch.last ?? watch.held, let items = current.items {
+                    current.cachedDate = date
+                    yield(LoadedItems(
+                        items: items, cachedDate: date, isStale: false, source: .notModified, hasPendingChanges: !current.pending.isEmpty))
+                    watch.last = current
+                }
+            case .failed(let error):
+                guard let shown = watch.last ?? watch.held, let loaded = answer(shown, refreshError: error) else { throw error }
+                yield(loaded)
+                watch.last = shown
+            case .dropped, .cancelled:
+                break
+            }
+            watch.held = nil
+            // Invalidated while the flight was under way: what it brought may predate the reason.
+            if case .items = outcome, isInvalidated(Model.self, key: key, since: startedAt) { watch.again = true }
+        }
+
+        // 4. How long to wait: until the items expire, or the next poll.
+        var timeout = watch.last?.expiry.map { Duration.seconds(max($0.timeIntervalSince(store.configuration.now()), 0) + 0.001) }
+        if let every = watch.every, polling {
+            let remaining = max(every - (ContinuousClock.now - watch.pollFrom), .milliseconds(1))
+            timeout = min(timeout ?? remaining, remaining)
+        }
+        return timeout
+    }
+
+    /// Whether an invalidation of the current user's collection of `Model` under `key` was
+    /// recorded after `moment` (one in the same millisecond counts as answered).
+    func isInvalidated<Model: CacheableModel>(_ type: Model.Type, key: String?, since moment: Date) -> Bool {
+        store.latestInvalidation(of: Model.self, key: key).map { $0 > Milliseconds.moment(moment) } ?? false
+    }
+
+    /// Starts the system's network path monitor once (Apple platforms): the network coming
+    /// back does what ``AppCache/networkDidBecomeAvailable()`` does.
+    func startPathMonitorIfNeeded() {
+        #if canImport(Network)
+        guard refreshTriggers.claimPathMonitor() else { return }
+        let box = PathMonitorBox()
+        let previous = Locked<NWPath.Status?>(nil)
+        box.monitor.pathUpdateHandler = { [weak self] path in
+            let before = previous.withLock { last -> NWPath.Status? in
+                defer { last = path.status }
+                return last
+            }
+            if path.status == .satisfied, let before, before != .satisfied { self?.networkDidBecomeAvailable() }
+        }
+        box.monitor.start(queue: DispatchQueue(label: "AppCache.networkPath", qos: .utility))
+        pathMonitors.withLock { $0.append { box.monitor.cancel() } }
+        #endif
+    }
+}
+
+#if canImport(Network)
+/// Holds the path monitor for the cache's life (older SDKs do not mark it `Sendable`).
+final class PathMonitorBox: @unchecked Sendable {
+    let monitor = NWPathMonitor()
+}
+#endif
