@@ -100,6 +100,6 @@ import Testing
             full.add(.init(userDirectory: "user-a", cacheName: "Notes", key: .exactly("k\(index)"), milliseconds: Int64(index)))
         }
         #expect(full.records.count <= InvalidationLog.capacity)
-        #expect(full.invalidates(ArchiveKey(user: "a", cacheName: "Notes", key: "k0"), cachedAt: Date(timeIntervalSince1970: 0)))
+        #expect(Staleness.invalidates(full.latestInvalidation(of: ArchiveKey(user: "a", cacheName: "Notes", key: "k0")), cachedAt: Date(timeIntervalSince1970: 0)))
     }
 }

@@ -49,7 +49,7 @@ struct FileID: Hashable, Sendable {
 }
 
 /// Which regular file a path held and when it was last modified: what the memory/disk
-/// coherence rule (``MemoryEntry/agrees(withDisk:epoch:)``) compares.
+/// coherence rule compares.
 struct FileFacts: Sendable, Equatable {
     var identity: FileVersion
     var modificationDate: Date

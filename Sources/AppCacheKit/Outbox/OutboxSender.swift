@@ -26,16 +26,8 @@ final class OutboxSender: Sendable {
         guard !started else { return }
         let signal = outbox.signal
         let observer = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
-        let task = Task.detached { [weak self, weak outbox] in
-            while !Task.isCancelled {
-                let timeout: Duration?
-                do {
-                    guard let self, let outbox else { break }
-                    timeout = await sendStep(outbox)
-                }
-                if Task.isCancelled { break }
-                await signal.wait(timeout: timeout)
-            }
+        let task = FollowLoop.start(holding: outbox, signal: signal, state: {}) { [self] outbox, _ in
+            .wait(await sendStep(outbox))
         }
         let duplicate = outbox.state.withLock { state -> Bool in
             guard state.sending.task == nil else { return true }
@@ -192,8 +184,7 @@ final class OutboxSender: Sendable {
                     do {
                         try job.kind.fold(outbox, job.mutation, job.session)
                     } catch {
-                        problems.append((error as? AppCacheError) ?? AppCacheError(
-                            code: .ioFailure, message: "An accepted change could not be folded into its collection.", underlyingError: error))
+                        problems.append(AppCacheError(wrapping: error, message: "An accepted change could not be folded into its collection."))
                     }
                 }
                 try markDone(job, in: outbox)

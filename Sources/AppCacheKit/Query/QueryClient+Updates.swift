@@ -8,27 +8,19 @@ extension QueryClient {
         let signal = ChangeSignal()
         let identifier = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
         watcher.start()
-        let task = Task.detached { [weak self] in
-            var last: Observed<Model>?
-            var seen = (fires: UInt64(0), change: UInt64.max)
-            var timeout: Duration?
-            while !Task.isCancelled {
-                do {
-                    guard let self else { break }
-                    let now = (fires: signal.fireCount, change: store.disk.changeCount)
-                    let expired = last?.expiry.map { $0 <= store.configuration.now() } ?? false
-                    if last == nil || now != seen || expired {
-                        seen = now
-                        let value = await LibraryThreads.run { [self] in observe(Model.self, key: key) }
-                        if let value, value.differs(from: last) { continuation.yield(value.items) }
-                        last = value ?? last
-                        observers.didLook()
-                    }
-                    // Only an expiry needs a timer; other changes wake the stream.
-                    timeout = last?.expiry.map { .seconds(max($0.timeIntervalSince(store.configuration.now()), 0) + 0.001) }
-                }
-                await signal.wait(timeout: timeout)
+        let task = FollowLoop.start(holding: self, signal: signal, state: { UpdatesState<Model>() }) { client, seen in
+            let now = (fires: signal.fireCount, change: client.store.disk.changeCount)
+            let expired = seen.last?.expiry.map { $0 <= client.store.configuration.now() } ?? false
+            if seen.last == nil || now != seen.marks || expired {
+                seen.marks = now
+                let value = await LibraryThreads.run { client.observe(Model.self, key: key) }
+                if let value, value.differs(from: seen.last) { continuation.yield(value.items) }
+                seen.last = value ?? seen.last
+                client.observers.didLook()
             }
+            // Only an expiry needs a timer; other changes wake the stream.
+            return .wait(seen.last?.expiry.map { .seconds(max($0.timeIntervalSince(client.store.configuration.now()), 0) + 0.001) })
+        } finish: { _ in
             continuation.finish()
         }
         continuation.onTermination = { [weak self] _ in
@@ -45,17 +37,12 @@ extension QueryClient {
         let signal = ChangeSignal()
         let identifier = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
         watcher.start()
-        let task = Task.detached { [weak self] in
-            var last: [PendingMutation]?
-            while !Task.isCancelled {
-                do {
-                    guard let self else { break }
-                    let value = await LibraryThreads.run { [outbox] in outbox.pendingMutations }
-                    if value != last { continuation.yield(value) }
-                    last = value
-                }
-                await signal.wait(timeout: nil)
-            }
+        let task = FollowLoop.start(holding: self, signal: signal, state: { [PendingMutation]?.none }) { client, last in
+            let value = await LibraryThreads.run { client.outbox.pendingMutations }
+            if value != last { continuation.yield(value) }
+            last = value
+            return .wait(nil)
+        } finish: { _ in
             continuation.finish()
         }
         continuation.onTermination = { [weak self] _ in
@@ -63,6 +50,13 @@ extension QueryClient {
             self?.observers.remove(identifier)
         }
         return stream
+    }
+
+    /// What a stream of ``updates(_:forKey:)`` knows between its steps: the value it gave last,
+    /// and the signal's and the disk's counts when it looked.
+    struct UpdatesState<Model: CacheableModel> {
+        var last: Observed<Model>?
+        var marks = (fires: UInt64(0), change: UInt64.max)
     }
 
     /// What an observer last saw of a collection.
@@ -118,7 +112,7 @@ extension QueryClient {
             }
             return Observed(items: loaded.items, expiry: loaded.expiry, cachedDate: loaded.cachedDate)
         } catch {
-            store.reportAll([(error as? AppCacheError) ?? AppCacheError(code: .ioFailure, message: "\(error)")])
+            store.reportAll([AppCacheError(wrapping: error)])
             return nil
         }
     }

@@ -24,25 +24,20 @@ extension QueryClient {
         let trigger = refreshTriggers.register(refresh, signal: signal)
         watcher.start()
         if refresh.onReconnect { startPathMonitorIfNeeded() }
-        let task = Task.detached { [weak self] in
-            var watch = WatchState<Model>(policy: policy, every: refresh.every)
-            watch.fetchesFirst = fetchesFirst
-            do {
-                while !Task.isCancelled {
-                    guard let self else { break }
-                    let timeout = try await step(&watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: yield)
-                    if Task.isCancelled { break }
-                    if watch.again {
-                        watch.again = false
-                        continue
-                    }
-                    await signal.wait(timeout: timeout)
-                }
-                finish(nil)
-            } catch {
-                finish(error)
-            }
-        }
+        let task = FollowLoop.start(
+            holding: self, signal: signal,
+            state: {
+                var watch = WatchState<Model>(policy: policy, every: refresh.every)
+                watch.fetchesFirst = fetchesFirst
+                return watch
+            },
+            step: { client, watch in
+                let timeout = try await client.step(&watch, key: key, retry: retry, trigger: trigger, fetch: fetch, yield: yield)
+                guard watch.again else { return .wait(timeout) }
+                watch.again = false
+                return .again
+            },
+            finish: finish)
         return { [weak self] in
             task.cancel()
             self?.observers.remove(observer)
@@ -129,7 +124,7 @@ extension QueryClient {
             // very moment of the invalidation answered it already).
             let latest = store.latestInvalidation(of: Model.self, key: key)
             let invalidated = latest.map { latest in
-                cachedDate.map { Milliseconds.moment($0) <= latest } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
+                cachedDate.map { Staleness.invalidates(latest, cachedAt: $0) } ?? false && watch.lastFetchStart.map { latest > $0 } ?? true
             } ?? false
             shouldFetch = invalidated || ((marks.foreground || marks.reconnect) && stale)
         }

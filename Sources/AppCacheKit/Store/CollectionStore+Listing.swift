@@ -162,8 +162,9 @@ extension CollectionStore {
         let invalidations = currentInvalidations()
         /// Stale by the threshold, or invalidated since it was cached.
         func isStale(_ key: ArchiveKey, cachedAt date: Date, recorded: Duration?) -> Bool {
-            Duration.age(of: date, now: now).isStale(threshold: threshold(key.cacheName, recorded: recorded))
-                || invalidations.invalidates(key, cachedAt: date)
+            Staleness.isStale(
+                cachedAt: date, now: now, threshold: threshold(key.cacheName, recorded: recorded),
+                latestInvalidation: invalidations.records.isEmpty ? nil : invalidations.latestInvalidation(of: key))
         }
         var listed: [ArchiveKey: (entry: CacheEntry, identity: FileVersion?)] = [:]
         for path in paths {

@@ -31,16 +31,12 @@ extension CollectionStore {
         return (date, isStale(Model.self, key: key, cachedAt: date))
     }
 
-    /// Whether items cached at `date` are stale now, by `threshold`.
-    func isStale(cachedAt date: Date, threshold: Duration) -> Bool {
-        Duration.age(of: date, now: configuration.now()).isStale(threshold: threshold)
-    }
-
     /// Whether the current user's collection of `Model` under `key`, cached at `date`, is
     /// stale: older than the type's threshold, or invalidated since (``invalidate(_:forKey:)``).
     func isStale<Model: CacheableModel>(_ type: Model.Type, key: String?, cachedAt date: Date) -> Bool {
-        if isStale(cachedAt: date, threshold: typeInfo(Model.self).threshold) { return true }
-        return latestInvalidation(of: Model.self, key: key).map { Milliseconds.moment(date) <= $0 } ?? false
+        Staleness.isStale(
+            cachedAt: date, now: configuration.now(), threshold: typeInfo(Model.self).threshold,
+            latestInvalidation: latestInvalidation(of: Model.self, key: key))
     }
 
     /// The latest invalidation of the current user's collection of `Model` under `key`, in

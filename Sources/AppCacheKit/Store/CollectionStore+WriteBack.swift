@@ -87,7 +87,7 @@ extension CollectionStore {
     /// The errors of `count` dirty collections that stay in memory because no batch could
     /// start (a read-only cache, a purged directory that cannot be made again).
     private func unwritten(count: Int, because error: any Error) -> [AppCacheError] {
-        var failure = error as? AppCacheError ?? AppCacheError(code: .ioFailure, message: "\(error)", underlyingError: error)
+        var failure = AppCacheError(wrapping: error)
         // A removed version dropped what memory held: said once, nothing stays dirty.
         if failure.code == .versionRemoved { return [failure] }
         guard count > 0 else { return [] }

@@ -56,12 +56,6 @@ struct InvalidationLog: Equatable, Sendable, RootRecordFile {
         return latest
     }
 
-    /// Whether a collection of `key` cached at `cachedDate` is invalidated.
-    func invalidates(_ key: ArchiveKey, cachedAt cachedDate: Date) -> Bool {
-        guard !records.isEmpty, let latest = latestInvalidation(of: key) else { return false }
-        return Milliseconds.moment(cachedDate) <= latest
-    }
-
     /// Adds `record`, replacing one that covers the same collections, merging the oldest past
     /// the capacity.
     mutating func add(_ record: Record) {

@@ -1,0 +1,263 @@
+import Foundation
+
+extension AppCache {
+    /// Loads the collection of `Model` under `key` the way a screen wants it: what is cached at
+    /// once, then, when it is stale or missing, what `fetch` brings, stored for the next time.
+    ///
+    /// The stream yields one or two ``LoadedItems`` and finishes:
+    ///
+    /// - ``LoadPolicy/staleWhileRevalidate`` (the default) yields the cached items (from memory
+    ///   or disk) first; when they are fresh it finishes without fetching; when they are stale or
+    ///   missing it fetches, stores the result as ``cacheItems(_:forKey:expiresAfter:)`` would,
+    ///   and yields it.
+    /// - ``LoadPolicy/cacheFirst`` yields any cached items, even stale, and finishes; it fetches
+    ///   only when nothing is cached.
+    /// - ``LoadPolicy/fetchFirst`` fetches first and yields the result; cached items are the
+    ///   fallback when the fetch fails.
+    ///
+    /// When `fetch` throws and cached items exist, they are yielded (again) with
+    /// ``LoadedItems/refreshError`` set and the stream finishes normally: offline, the screen
+    /// keeps what it had. The stream throws `fetch`'s error, as thrown, only when it has no
+    /// items to give.
+    ///
+    /// Loads of the same user, type and key that need a fetch while one is under way share it:
+    /// `fetch` runs once and every one of them gets its result. `fetch` receives the validators
+    /// stored with the collection (`nil` when none); answering ``FetchResult/notModified``
+    /// re-dates the cached collection as cached now without rewriting it, and yields it with
+    /// source ``LoadedItems/Source/notModified``; with nothing cached that is an error
+    /// (``AppCacheError/Code/notCached``).
+    ///
+    /// The result is stored for the user who was current when the load began, even if another
+    /// signed in meanwhile; if that user's data was removed meanwhile (``signOut(removingData:)``,
+    /// ``removeUser(_:)``, ``removeAll(includingPinned:)`` with pinned ones), it is dropped and the stream
+    /// finishes without yielding it. A refresh keeps the collection's pin; it has no expiry.
+    ///
+    /// ```swift
+    /// let feed = cache.load(Post.self, forKey: "top", fetch: { validators in
+    ///     try await api.topPosts(ifNoneMatch: validators?.etag)
+    /// })
+    /// for try await loaded in feed {
+    ///     show(loaded.items)                  // cached first, then fresh
+    /// }
+    /// ```
+    ///
+    /// Disk reads and decoding run off the caller's executor: a load started on the main actor
+    /// never blocks it on file I/O. Ending the consuming task ends the stream; a fetch that no
+    /// stream waits for any more is cancelled, and a cancelled fetch stores nothing.
+    ///
+    /// A failed fetch is tried again as `retry` says (by default three attempts, exponential
+    /// backoff with full jitter; see ``RetryPolicy``), inside the one flight every waiting load
+    /// shares; one that failed for want of a network waits for ``networkDidBecomeAvailable()``
+    /// instead of counting the attempt. The cached items, yielded first, stay what the screen
+    /// shows meanwhile; the last error is the fallback's ``LoadedItems/refreshError``.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: when to fetch.
+    ///   - retry: how a failed fetch is tried again; ``RetryPolicy/none`` for one attempt.
+    ///   - fetch: brings the current items, given the stored validators. Runs on a task of its
+    ///     own, once per flight (and again per retry).
+    /// - Returns: a stream of one or two answers.
+    public func load<Model: CacheableModel>(
+        _ type: Model.Type,
+        forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        retry: RetryPolicy = .default,
+        fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        queries.load(Model.self, forKey: key, policy: policy, retry: retry) { context in try await fetch(context.validators) }
+    }
+
+    /// Loads the collection of `Model` under `key` as ``load(_:forKey:policy:retry:fetch:)``
+    /// does, then follows it: yields every later change (any writer, any process) and
+    /// refetches on its own while the stream is consumed.
+    ///
+    /// It refetches:
+    /// - when the collection is invalidated (``invalidate(_:forKey:)``, here or in another
+    ///   process), at once;
+    /// - when the app becomes active (``RefreshTriggers/onForeground``) or the network comes
+    ///   back (``RefreshTriggers/onReconnect``), if the collection is stale (a fresh one is not
+    ///   refetched);
+    /// - every ``RefreshTriggers/every`` while watched, whatever the staleness, paused while
+    ///   the app is in the background.
+    ///
+    /// Every fetch joins the collection's one flight (a `load` or another watch of it share
+    /// it) and is retried as `retry` says. While a fetch fails, the cached items stay what the
+    /// stream last yielded; a failure is yielded as those items with
+    /// ``LoadedItems/refreshError`` set. The stream throws only when a fetch fails with nothing
+    /// cached to show. An invalidation that comes while a flight is under way does not stop it
+    /// (what it brings is stored: offline, better than nothing); the watch fetches again once it
+    /// ends, as TanStack Query refetches.
+    ///
+    /// `fetch` receives a ``LoadContext``: the cached items of the user the fetch is for, with
+    /// their validators, so an incremental refresh merges into that user's items even if another
+    /// signs in meanwhile.
+    ///
+    /// ```swift
+    /// let live = cache.watch(Post.self, forKey: "live", refresh: .init(every: .seconds(30))) { context in
+    ///     let newer = try await api.posts(since: context.cachedItems?.first?.id)
+    ///     return .items(newer + (context.cachedItems ?? []))
+    /// }
+    /// for try await feed in live {
+    ///     show(feed.items)
+    /// }
+    /// ```
+    ///
+    /// Values are yielded in order: never an older one after a newer one. Nothing runs while
+    /// nothing happens (no timer without polling or an expiry). The stream does not keep the
+    /// cache alive; ending the consuming task ends it, its polling and its flight (unless
+    /// another waits for it).
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: whether the first look fetches, as for `load`.
+    ///   - refresh: the events that refetch besides invalidations.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - fetch: brings the current items, given the cached ones and their validators.
+    /// - Returns: a stream of the collection's items, newest last, until cancelled.
+    public func watch<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        refresh: RefreshTriggers = .default,
+        retry: RetryPolicy = .default,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
+        let stop = queries.startWatch(
+            Model.self, key: key, policy: policy, fetchesFirst: true, refresh: refresh, retry: retry, fetch: fetch,
+            yield: { loaded in if let loaded { continuation.yield(loaded) } },
+            finish: { error in continuation.finish(throwing: error) })
+        continuation.onTermination = { _ in stop() }
+        return stream
+    }
+
+    /// Appends the page after the stored cursor to the collection of `Model` under `key`, and
+    /// returns the whole collection.
+    ///
+    /// The first page comes from a fetch that answers ``FetchResult/page(_:next:validators:)``
+    /// (through ``load(_:forKey:policy:retry:fetch:)`` or ``watch(_:forKey:policy:refresh:retry:fetch:)``):
+    /// it replaces the collection and stores the cursor of the page after it, with the
+    /// validators, in the archive (a relaunch goes on from there). Each call fetches the page at
+    /// the stored cursor, appends its items (an item whose `id` is already present is replaced
+    /// in place, not repeated), keeps the first `maxCount` items, and stores the new cursor. The
+    /// collection keeps its cached date: staleness is the first page's. A refresh of the first
+    /// page drops the later pages and stores its own cursor; a page fetched from a cursor that a
+    /// refresh replaced meanwhile is dropped, and the collection is returned as the refresh left
+    /// it. Two calls at once fetch once. Like every write it is bound to the user who started
+    /// it: if another user signs in before the page arrives, the page is dropped (as
+    /// ``updateItems(_:forKey:for:_:)`` drops an update), never appended to anyone else's
+    /// collection, and the call throws `notCached`.
+    ///
+    /// ```swift
+    /// func showMore() async throws {
+    ///     guard cache.hasNextPage(Post.self, forKey: "timeline") else { return }
+    ///     let all = try await cache.loadNextPage(Post.self, forKey: "timeline", maxCount: 800) { cursor in
+    ///         let posts = try await api.timeline(maxID: cursor)
+    ///         return Page(items: posts, next: posts.last.map { String($0.id) })
+    ///     }
+    ///     show(all.items)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the model type; its `id` says which items are the same.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - maxCount: the most items the collection keeps (the first ones); `nil` for no limit.
+    ///   - retry: how a failed page fetch is tried again.
+    ///   - fetch: brings the page at a cursor.
+    /// - Returns: the whole collection after the page, source ``LoadedItems/Source/fetch``.
+    /// - Throws: ``AppCacheError/Code/noNextPage`` when no cursor is stored (no first page yet,
+    ///   or the last page reached), without fetching; what `fetch` throws, after the retries;
+    ///   the write errors of ``updateItems(_:forKey:_:)``.
+    public func loadNextPage<Model: CacheableModel & Identifiable>(
+        _ type: Model.Type, forKey key: String? = nil, maxCount: Int? = nil,
+        retry: RetryPolicy = .default,
+        fetch: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>
+    ) async throws -> LoadedItems<Model> {
+        try await queries.loadNextPage(Model.self, forKey: key, maxCount: maxCount, retry: retry, fetch: fetch)
+    }
+
+    /// Whether the collection of `Model` under `key` of the current user has a next page to
+    /// load (a cursor stored by its last page); `false` when it has none, or is not cached.
+    ///
+    /// Reads the collection's record (memory, or the archive) on the caller's thread.
+    public func hasNextPage<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
+        queries.hasNextPage(Model.self, forKey: key)
+    }
+
+    /// The collection of `Model` under `key` of the current user, now and after every change.
+    ///
+    /// The stream yields the current items at once (`nil` when none), then the items after every
+    /// change to that collection: ``cacheItems(_:forKey:expiresAfter:)`` (and loads, updates and
+    /// single-item writes), removals, expiry (when the time to live passes, with no call needed),
+    /// wipes, and user switches (then the new user's items, or `nil`). Rapid changes may
+    /// coalesce into one value, but a value never follows a newer one. Changes written by
+    /// another process or instance sharing the root are yielded as soon as they reach its disk:
+    /// the writer wakes this process (a futex on the lock file's shared counter on Linux, a
+    /// Darwin notification on Apple platforms), and no timer runs while nothing changes.
+    ///
+    /// ```swift
+    /// for await posts in cache.updates(of: Post.self, forKey: "top") {
+    ///     render(posts ?? [])
+    /// }
+    /// ```
+    ///
+    /// Reads run on a task of the stream's own, off the caller's executor. Ending the
+    /// consuming task ends the stream and frees what it held. The stream does not keep the
+    /// cache alive: keep a reference to the cache for as long as you follow it (an app's cache
+    /// lives as long as the app); the stream finishes when the cache goes away.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    /// - Returns: a stream of the collection's items, newest last.
+    public func updates<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> AsyncStream<[Model]?> {
+        queries.updates(Model.self, forKey: key)
+    }
+
+    /// Marks the collection of `Model` under `key` stale now, without removing its items: the
+    /// next ``load(_:forKey:policy:retry:fetch:)`` fetches, and a watched collection refetches.
+    ///
+    /// Recorded in the root (`.invalidations`), so a relaunch and every other process sharing
+    /// it judge the collection stale too; their `updates` and watches hear of it through the
+    /// change signal. The collection is stale until it is written again (a fetch, a
+    /// `cacheItems`): a write after the invalidation is fresh. Only the current user's
+    /// collection is marked. `isStale`, `cachedCollection`, `entries()` and `load` all say so.
+    ///
+    /// ```swift
+    /// try cache.invalidate(Post.self, forKey: "top")      // after the user changed a filter
+    /// try cache.invalidate(Post.self, keyPrefix: "feed/") // every feed
+    /// try cache.invalidateAll()                           // after a settings change
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection; `nil` for the type's default collection only (use
+    ///     ``invalidate(_:keyPrefix:)`` with `""` for every collection of the type).
+    /// - Throws: `permissionDenied` on a read-only cache, `busy` when the lock file stayed
+    ///   held past the lock timeout, `ioFailure` or `noSpace` when the record cannot be written;
+    ///   nothing is marked then.
+    /// - Complexity: one small file rewritten, whatever the number of collections it covers.
+    public func invalidate<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws {
+        try store.invalidate(cacheName: store.typeInfo(Model.self).cacheName, keys: key.map(InvalidationLog.KeyMatch.exactly) ?? .defaultCollection)
+    }
+
+    /// Marks every collection of `Model` whose key starts with `keyPrefix` stale now, without
+    /// removing items (see ``invalidate(_:forKey:)``); `""` marks every collection of the type,
+    /// its default collection included.
+    ///
+    /// - Throws: what ``invalidate(_:forKey:)`` throws.
+    public func invalidate<Model: CacheableModel>(_ type: Model.Type, keyPrefix: String) throws {
+        try store.invalidate(cacheName: store.typeInfo(Model.self).cacheName, keys: keyPrefix.isEmpty ? .any : .prefix(keyPrefix))
+    }
+
+    /// Marks every collection of the current user stale now, of every type, without removing
+    /// items (see ``invalidate(_:forKey:)``).
+    ///
+    /// - Throws: what ``invalidate(_:forKey:)`` throws.
+    public func invalidateAll() throws {
+        try store.invalidate(cacheName: nil, keys: .any)
+    }
+}
