@@ -68,7 +68,7 @@ extension Scenarios {
         try reader.cacheItems([Stamp(sequence: 0)], forKey: "live")
         let arrivals = Arrivals()
         let following = Task.detached {
-            for await items in reader.updates(of: Stamp.self, forKey: "live") {
+            for await items in reader.updates(Stamp.self, forKey: "live") {
                 if let sequence = items?.first?.sequence { arrivals.arrived(sequence, at: Self.monotonicNanoseconds()) }
             }
         }
@@ -121,7 +121,7 @@ extension Scenarios {
             }
             let stream: AsyncStream<[Stamp]?>
             switch arguments[0] {
-            case "idle": stream = cache.updates(of: Stamp.self, forKey: "live")
+            case "idle": stream = cache.updates(Stamp.self, forKey: "live")
             case "idle-watch":
                 // The watch's values as an updates stream's: what it yields, mapped.
                 let watch = cache.watch(Stamp.self, forKey: "live", retry: .none) { _ in .notModified }

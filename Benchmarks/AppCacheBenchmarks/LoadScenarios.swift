@@ -57,7 +57,7 @@ extension Scenarios {
         let latencies = Latencies()
         let following = Task.detached {
             var expected = 0
-            for await items in reader.updates(of: MenuItem.self, forKey: "live") {
+            for await items in reader.updates(MenuItem.self, forKey: "live") {
                 guard let items, items == MenuItem.sampleMenu(count: 3, seed: expected + 1) else { continue }
                 expected += 1
                 latencies.arrived(expected)

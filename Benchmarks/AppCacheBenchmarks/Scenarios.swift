@@ -237,7 +237,7 @@ struct Scenarios {
             try probe.cacheItems(menu, forKey: keys[0])
             try probe.flush()
             // Room for half of one flush: every flush removes what the last one wrote.
-            if budget { settings.diskByteLimit = probe.diskUsage * collections / 2 }
+            if budget { settings.diskByteLimit = try probe.bytesOnDisk() * collections / 2 }
             let cache = try AppCache(configuration: settings)
             return try Measurement.each(runs: count, setup: {
                 for key in keys { try cache.cacheItems(menu, forKey: key) }

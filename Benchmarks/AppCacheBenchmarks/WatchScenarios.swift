@@ -17,7 +17,7 @@ extension Scenarios {
         let updatesArrivals = Arrivals()
         let watchArrivals = Arrivals()
         let following = Task.detached {
-            for await items in reader.updates(of: Stamp.self, forKey: "live") {
+            for await items in reader.updates(Stamp.self, forKey: "live") {
                 if let sequence = items?.first?.sequence { updatesArrivals.arrived(sequence, at: Scenarios.monotonicNanoseconds()) }
             }
         }

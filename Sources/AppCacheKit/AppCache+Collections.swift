@@ -84,7 +84,7 @@ extension AppCache {
     /// a list.
     ///
     /// Stored as a collection of one, so it has the same staleness, expiry, users, versioning
-    /// and pinning as any collection: ``isStale(_:forKey:)``, ``cachedDate(of:forKey:)`` and
+    /// and pinning as any collection: ``isStale(_:forKey:)``, ``cachedDate(_:forKey:)`` and
     /// ``removeItems(_:forKey:)`` work on it as they are.
     ///
     /// ```swift
@@ -247,8 +247,15 @@ extension AppCache {
     ///
     /// Reads the date only (from memory, or the archive's header and modification date), never
     /// the items.
-    public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
+    public func cachedDate<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Date? {
         store.cachedDate(of: type, forKey: key)
+    }
+
+    /// When the collection of `Model` under `key` was cached: ``cachedDate(_:forKey:)``, by its
+    /// earlier spelling.
+    @available(*, deprecated, renamed: "cachedDate(_:forKey:)")
+    public func cachedDate<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> Date? {
+        cachedDate(type, forKey: key)
     }
 
     // MARK: - Internal

@@ -58,45 +58,63 @@ extension AppCache {
     }
 
     /// The collections of the current user, from memory and disk, without decoding any items,
-    /// listed on the library's threads: the caller's thread never waits for the disk.
+    /// listed on the caller's thread.
     ///
-    /// Archives that cannot be read are left out (a read of them reports why).
+    /// Lists the user's directory and reads each archive's header, blocking the caller on the
+    /// disk meanwhile: from async code, `await` the async form of the same name, which lists
+    /// on the library's threads. Archives that cannot be read are left out (a read of them
+    /// reports why).
     ///
     /// ```swift
-    /// let entries = try await cache.listEntries()
+    /// let entries = try await cache.entries()
     /// print("stale:", entries.filter(\.isStale).map(\.cacheName))
     /// ```
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     /// - Complexity: lists the user's directory and reads the header of each archive.
-    public func listEntries() async throws -> [CacheEntry] {
-        try await LibraryThreads.run { [self] in try entries() }
-    }
-
-    /// The collections of every user, from memory and disk, listed on the library's threads.
-    ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
-    public func listEntriesOfAllUsers() async throws -> [CacheEntry] {
-        try await LibraryThreads.run { [self] in try entriesOfAllUsers() }
-    }
-
-    /// The collections of the current user, from memory and disk, without decoding any items,
-    /// listed on the caller's thread.
-    ///
-    /// Lists the user's directory and reads each archive's header, blocking the caller on the
-    /// disk meanwhile: from async code, and on the main thread, use ``listEntries()``.
-    ///
-    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() throws -> [CacheEntry] {
         try store.entries()
     }
 
+    /// The collections of the current user, listed on the library's threads: the caller's
+    /// task never waits for the disk, and the cooperative pool stays free (see ``entries()``).
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entries() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [store] in try store.entries() }
+    }
+
     /// The collections of every user, from memory and disk, without decoding any items, listed
-    /// on the caller's thread (see ``listEntriesOfAllUsers()`` for the async form).
+    /// on the caller's thread (`await` the async form of the same name from async code).
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entriesOfAllUsers() throws -> [CacheEntry] {
         try store.entriesOfAllUsers()
+    }
+
+    /// The collections of every user, listed on the library's threads.
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
+    public func entriesOfAllUsers() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [store] in try store.entriesOfAllUsers() }
+    }
+
+    /// The current user's collections, listed on the library's threads: `await entries()`, by
+    /// its earlier spelling.
+    ///
+    /// - Throws: what ``entries()`` throws.
+    @available(*, deprecated, message: "Use `await entries()`: the sync and async forms share their name.")
+    public func listEntries() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [store] in try store.entries() }
+    }
+
+    /// Every user's collections, listed on the library's threads: `await entriesOfAllUsers()`,
+    /// by its earlier spelling.
+    ///
+    /// - Throws: what ``entriesOfAllUsers()`` throws.
+    @available(*, deprecated, message: "Use `await entriesOfAllUsers()`: the sync and async forms share their name.")
+    public func listEntriesOfAllUsers() async throws -> [CacheEntry] {
+        try await LibraryThreads.run { [store] in try store.entriesOfAllUsers() }
     }
 
     /// Writes every dirty collection to disk.
@@ -144,9 +162,28 @@ extension AppCache {
     ///
     /// Kept by a disk index rather than measured: the first call reads the index's journal (or,
     /// when it is missing or damaged, rebuilds it from the archives' headers, reading each
-    /// once); later calls read only what other processes appended since. Waits for writes under
-    /// way, in this process and others.
+    /// once); later calls read only what other processes appended since. A method, not a
+    /// property: it waits for writes under way, in this process and others (the lock file),
+    /// and carries out removals still due first. From async code, `await` the async form.
+    ///
+    /// - Throws: `busy` when the lock file stays held past ``Configuration/lockTimeout``;
+    ///   `permissionDenied` for a read-only cache; `ioFailure` when the index cannot be read.
+    public func bytesOnDisk() throws -> Int {
+        try store.bytesOnDisk()
+    }
+
+    /// The bytes the archives take on disk, measured on the library's threads (see
+    /// ``bytesOnDisk()``).
+    ///
+    /// - Throws: what ``bytesOnDisk()`` throws.
+    public func bytesOnDisk() async throws -> Int {
+        try await LibraryThreads.run { [store] in try store.bytesOnDisk() }
+    }
+
+    /// The bytes the archives take on disk; `0` when they cannot be measured: ``bytesOnDisk()``,
+    /// by its earlier spelling, a property that may wait on the lock file.
+    @available(*, deprecated, message: "Use `bytesOnDisk()`, a method that says it may wait and throws when it cannot measure.")
     public var diskUsage: Int {
-        store.diskUsage()
+        (try? store.bytesOnDisk()) ?? 0
     }
 }

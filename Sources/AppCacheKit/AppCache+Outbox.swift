@@ -43,7 +43,7 @@ extension AppCache {
     /// The change is appended to the current user's outbox (`<user directory>/.outbox`) and
     /// synced to the device before this returns: a crash or kill right after loses none. From
     /// now until the server accepts or rejects it, every read of its collection
-    /// (``getCachedItems(_:forKey:)``, ``cachedCollection(_:forKey:)``, ``updates(of:forKey:)``,
+    /// (``getCachedItems(_:forKey:)``, ``cachedCollection(_:forKey:)``, ``updates(_:forKey:)``,
     /// loads and watches) shows the last confirmed items with the pending changes applied in
     /// enqueue order, in every process sharing the root; a fetch that lands meanwhile becomes
     /// the new confirmed items, and the pending changes are applied on top of it.

@@ -21,8 +21,9 @@ extension AppCache {
     /// items to give.
     ///
     /// Loads of the same user, type and key that need a fetch while one is under way share it:
-    /// `fetch` runs once and every one of them gets its result. `fetch` receives the validators
-    /// stored with the collection (`nil` when none); answering ``FetchResult/notModified``
+    /// `fetch` runs once and every one of them gets its result. `fetch` receives a
+    /// ``LoadContext``: the cached items of the user the fetch is for and the validators stored
+    /// with them (`nil` when none); answering ``FetchResult/notModified``
     /// re-dates the cached collection as cached now without rewriting it, and yields it with
     /// source ``LoadedItems/Source/notModified``; with nothing cached that is an error
     /// (``AppCacheError/Code/notCached``).
@@ -33,8 +34,8 @@ extension AppCache {
     /// finishes without yielding it. A refresh keeps the collection's pin; it has no expiry.
     ///
     /// ```swift
-    /// let feed = cache.load(Post.self, forKey: "top", fetch: { validators in
-    ///     try await api.topPosts(ifNoneMatch: validators?.etag)
+    /// let feed = cache.load(Post.self, forKey: "top", fetch: { context in
+    ///     try await api.topPosts(ifNoneMatch: context.validators?.etag)
     /// })
     /// for try await loaded in feed {
     ///     show(loaded.items)                  // cached first, then fresh
@@ -56,9 +57,30 @@ extension AppCache {
     ///   - key: which collection of the type; `nil` for its default collection.
     ///   - policy: when to fetch.
     ///   - retry: how a failed fetch is tried again; ``RetryPolicy/none`` for one attempt.
-    ///   - fetch: brings the current items, given the stored validators. Runs on a task of its
-    ///     own, once per flight (and again per retry).
+    ///   - fetch: brings the current items, given the cached ones and their validators. Runs on
+    ///     a task of its own, once per flight (and again per retry).
     /// - Returns: a stream of one or two answers.
+    public func load<Model: CacheableModel>(
+        _ type: Model.Type,
+        forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        retry: RetryPolicy = .default,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        queries.load(Model.self, forKey: key, policy: policy, retry: retry, fetch: fetch)
+    }
+
+    /// Loads as ``load(_:forKey:policy:retry:fetch:)`` does, with a fetch that takes the stored
+    /// validators only: a convenience that forwards to it.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: when to fetch.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - fetch: brings the current items, given the stored validators.
+    /// - Returns: a stream of one or two answers.
+    @_disfavoredOverload
     public func load<Model: CacheableModel>(
         _ type: Model.Type,
         forKey key: String? = nil,
@@ -124,13 +146,62 @@ extension AppCache {
         retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
-        let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
-        let stop = queries.startWatch(
-            Model.self, key: key, policy: policy, fetchesFirst: true, refresh: refresh, retry: retry, fetch: fetch,
-            yield: { loaded in if let loaded { continuation.yield(loaded) } },
-            finish: { error in continuation.finish(throwing: error) })
-        continuation.onTermination = { _ in stop() }
-        return stream
+        queries.watch(Model.self, forKey: key, policy: policy, refresh: refresh, retry: retry, for: nil, fetch: fetch)
+    }
+
+    /// Watches the collection of `Model` under `key` of `session`'s user, as
+    /// ``watch(_:forKey:policy:refresh:retry:fetch:)`` does for the current user.
+    ///
+    /// The watch follows that user's collection whether or not they are current (for a user
+    /// who is not, the confirmed items: pending mutations are the current user's), and what
+    /// its fetches bring lands in that user's space. Once that user's data is removed
+    /// (``CacheSession``), its fetches are dropped and it shows nothing more.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: what the first look fetches.
+    ///   - refresh: the events that refetch.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - session: the user the watch is for, taken from ``session``.
+    ///   - fetch: brings the current items, given the cached ones of that user.
+    /// - Returns: a stream that lasts until its consumer ends it.
+    public func watch<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        refresh: RefreshTriggers = .default,
+        retry: RetryPolicy = .default,
+        for session: CacheSession,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        queries.watch(Model.self, forKey: key, policy: policy, refresh: refresh, retry: retry, for: session, fetch: fetch)
+    }
+
+    /// Loads the collection of `Model` under `key` of `session`'s user, as
+    /// ``load(_:forKey:policy:retry:fetch:)`` does for the current user.
+    ///
+    /// The load reads that user's cached items whether or not they are current (for a user
+    /// who is not, the confirmed items), and what its fetch brings lands in that user's space;
+    /// it is dropped (the stream finishes without it) only when that user's data was removed
+    /// since the session was taken (``CacheSession``).
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - policy: when to fetch.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - session: the user the load is for, taken from ``session`` when the work began.
+    ///   - fetch: brings the current items, given the cached ones of that user.
+    /// - Returns: a stream of one or two answers.
+    public func load<Model: CacheableModel>(
+        _ type: Model.Type,
+        forKey key: String? = nil,
+        policy: LoadPolicy = .staleWhileRevalidate,
+        retry: RetryPolicy = .default,
+        for session: CacheSession,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        queries.load(Model.self, forKey: key, policy: policy, retry: retry, for: session, fetch: fetch)
     }
 
     /// Appends the page after the stored cursor to the collection of `Model` under `key`, and
@@ -176,7 +247,34 @@ extension AppCache {
         retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>
     ) async throws -> LoadedItems<Model> {
-        try await queries.loadNextPage(Model.self, forKey: key, maxCount: maxCount, retry: retry, fetch: fetch)
+        guard let loaded = try await queries.loadNextPage(Model.self, forKey: key, maxCount: maxCount, retry: retry, fetch: fetch) else {
+            // Bound to no session, a page is never dropped in silence.
+            throw AppCacheError(code: .notCached, message: "The page was dropped.", cacheName: Model.cacheName, key: key)
+        }
+        return loaded
+    }
+
+    /// Appends the next page to the collection of `Model` under `key` of `session`'s user, as
+    /// ``loadNextPage(_:forKey:maxCount:retry:fetch:)`` does for the current user.
+    ///
+    /// The page lands in that user's space whether or not they are current; it is dropped
+    /// only when that user's data was removed since the session was taken (``CacheSession``).
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - key: which collection of the type; `nil` for its default collection.
+    ///   - maxCount: the most items the collection keeps; `nil` for no limit.
+    ///   - retry: how a failed fetch is tried again.
+    ///   - session: the user the page is for, taken from ``session`` when the work began.
+    ///   - fetch: fetches the page after `cursor`.
+    /// - Returns: the whole collection with the page appended; `nil` when it was dropped.
+    /// - Throws: what ``loadNextPage(_:forKey:maxCount:retry:fetch:)`` throws.
+    public func loadNextPage<Model: CacheableModel & Identifiable>(
+        _ type: Model.Type, forKey key: String? = nil, maxCount: Int? = nil,
+        retry: RetryPolicy = .default, for session: CacheSession,
+        fetch: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>
+    ) async throws -> LoadedItems<Model>? {
+        try await queries.loadNextPage(Model.self, forKey: key, maxCount: maxCount, retry: retry, for: session, fetch: fetch)
     }
 
     /// Whether the collection of `Model` under `key` of the current user has a next page to
@@ -199,7 +297,7 @@ extension AppCache {
     /// Darwin notification on Apple platforms), and no timer runs while nothing changes.
     ///
     /// ```swift
-    /// for await posts in cache.updates(of: Post.self, forKey: "top") {
+    /// for await posts in cache.updates(Post.self, forKey: "top") {
     ///     render(posts ?? [])
     /// }
     /// ```
@@ -213,8 +311,15 @@ extension AppCache {
     ///   - type: the model type.
     ///   - key: which collection of the type; `nil` for its default collection.
     /// - Returns: a stream of the collection's items, newest last.
-    public func updates<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> AsyncStream<[Model]?> {
+    public func updates<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> AsyncStream<[Model]?> {
         queries.updates(Model.self, forKey: key)
+    }
+
+    /// The items of `Model` under `key` now and after every change: ``updates(_:forKey:)``, by
+    /// its earlier spelling.
+    @available(*, deprecated, renamed: "updates(_:forKey:)")
+    public func updates<Model: CacheableModel>(of type: Model.Type, forKey key: String? = nil) -> AsyncStream<[Model]?> {
+        updates(type, forKey: key)
     }
 
     /// Marks the collection of `Model` under `key` stale now, without removing its items: the

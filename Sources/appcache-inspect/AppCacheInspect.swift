@@ -94,7 +94,7 @@ struct AppCacheInspect {
         print("Versions:   \(listing.schemaVersions.map(display).joined(separator: ", "))")
         print("Users:      \(listing.users.isEmpty ? "(none)" : listing.users.map { $0.map(display) ?? "(shared)" }.joined(separator: ", "))")
         print("Archives:   \(listing.archives.count), \(listing.archives.reduce(0) { $0 + $1.bytes }) bytes; stale past \(threshold.map(describe) ?? "each one's own threshold")")
-        print("Queued:     \(listing.queuedChanges.count) change(s) waiting for the server")
+        print("Queued:     \(listing.queuedMutations.count) change(s) waiting for the server")
         defer { printQueued(listing, now: now) }
         guard !listing.archives.isEmpty || !listing.unreadable.isEmpty else { return }
         print("")
@@ -135,11 +135,11 @@ struct AppCacheInspect {
 
     /// The changes waiting for the server, oldest first per user.
     static func printQueued(_ listing: CacheRootListing, now: Date) {
-        guard !listing.queuedChanges.isEmpty else { return }
+        guard !listing.queuedMutations.isEmpty else { return }
         print("")
         var rows = [["VERSION", "USER", "CHANGE", "KEY", "ID", "QUEUED", "ATTEMPTS", "LAST ERROR"]]
-        for queued in listing.queuedChanges {
-            let change = queued.change
+        for queued in listing.queuedMutations {
+            let change = queued.mutation
             rows.append([
                 display(queued.schemaVersion), queued.user.map(display) ?? "(shared)", display(change.mutationName),
                 change.key.map(display) ?? "(default)", change.id.uuidString, describe(now.timeIntervalSince(change.enqueuedAt)) + " ago",
@@ -247,11 +247,11 @@ struct AppCacheInspect {
                     modelProblem: archive.modelProblem, path: archive.path, packed: archive.isPacked)
             },
             unreadable: listing.unreadable.map { Document.Unreadable(path: $0.path, reason: $0.reason) },
-            queuedChanges: listing.queuedChanges.map { queued in
+            queuedChanges: listing.queuedMutations.map { queued in
                 Document.QueuedChange(
-                    schemaVersion: queued.schemaVersion, user: queued.user, mutationName: queued.change.mutationName,
-                    key: queued.change.key, id: queued.change.id.uuidString, enqueuedAt: dates.string(from: queued.change.enqueuedAt),
-                    attempts: queued.change.attempts, lastError: queued.change.lastError, path: queued.path)
+                    schemaVersion: queued.schemaVersion, user: queued.user, mutationName: queued.mutation.mutationName,
+                    key: queued.mutation.key, id: queued.mutation.id.uuidString, enqueuedAt: dates.string(from: queued.mutation.enqueuedAt),
+                    attempts: queued.mutation.attempts, lastError: queued.mutation.lastError, path: queued.path)
             })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -78,7 +78,7 @@ struct BudgetMode {
         configuration.diagnostics = { problem in report.violation("budget \(budget), two processes, reopened: diagnostics: \(problem)") }
         let cache = try AppCache(configuration: configuration)
         let checks = RootChecks(root: root)
-        let usage = cache.diskUsage
+        let usage = try cache.bytesOnDisk()
         let measured = checks.measuredUsage()
         if usage != measured { report.violation("budget \(budget), two processes: reopened, diskUsage \(usage) but the archive files and packs take \(measured) bytes") }
         for violation in checks.afterOpenAndOneWrite(cache, budget: budget) { report.violation("budget \(budget), two processes: \(violation)") }

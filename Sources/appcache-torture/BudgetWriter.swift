@@ -128,7 +128,7 @@ struct BudgetWriter {
                 outcome.violations.append("after change \(changes), the archive files and packs take \(measured) bytes, over the budget \(options.budget)")
             }
             if !sharesRoot {
-                let usage = cache.diskUsage
+                let usage = try cache.bytesOnDisk()
                 let after = RootChecks.diskBytes(versionPath: versionPath)
                 if usage != after {
                     outcome.violations.append("after change \(changes), diskUsage \(usage) but the archive files and packs take \(after) bytes")

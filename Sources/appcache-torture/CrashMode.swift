@@ -118,7 +118,7 @@ struct CrashMode {
             }
             // (A first batch may evict: a killed writer can leave the disk over its budget, and
             // the budget holds again after the open; so the disk is measured after.)
-            let usage = cache.diskUsage
+            let usage = try cache.bytesOnDisk()
             let measured = checks.measuredUsage()
             if usage != measured {
                 violations.withLock { $0.append("after the open, diskUsage \(usage) but the archive files and packs take \(measured) bytes") }

@@ -70,7 +70,7 @@ struct DamagedArchives {
             tried += 1
             do {
                 try bytes.write(to: URL(filePath: path))
-                _ = cache.cachedDate(of: TortureItem.self, forKey: "k0")
+                _ = cache.cachedDate(TortureItem.self, forKey: "k0")
                 if let items = try cache.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
                     emit("VIOLATION \(what) read as other data")
                 }
@@ -161,7 +161,7 @@ struct DamagedArchives {
             do {
                 try bytes.write(to: pack)
                 let cache = try AppCache(configuration: configuration)
-                _ = cache.cachedDate(of: TortureItem.self, forKey: "k0")
+                _ = cache.cachedDate(TortureItem.self, forKey: "k0")
                 if let items = try cache.getCachedItems(TortureItem.self, forKey: "k0"), items != original {
                     emit("VIOLATION pack: \(what) read as other data")
                 }

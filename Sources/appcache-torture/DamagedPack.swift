@@ -282,7 +282,7 @@ struct DamagedPack {
         do {
             let cache = try AppCache(configuration: configuration(root))
             try cache.cacheItems(TortureItem.collection(user: "u0", key: "fresh", sequence: 7_000_000 + number), forKey: "fresh")
-            let usage = cache.diskUsage
+            let usage = try cache.bytesOnDisk()
             let measured = RootChecks(root: root).measuredUsage()
             if usage != measured { emit("VIOLATION pack, \(damage.name): after a write, diskUsage \(usage) but the pack takes \(measured) bytes") }
         }

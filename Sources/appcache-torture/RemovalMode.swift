@@ -155,7 +155,7 @@ struct RemovalMode {
         let cache = try AppCache(configuration: configuration)
         var readable = 0
         for key in Self.keys {
-            if try cache.getCachedItems(TortureItem.self, forKey: key) != nil || cache.cachedDate(of: TortureItem.self, forKey: key) != nil {
+            if try cache.getCachedItems(TortureItem.self, forKey: key) != nil || cache.cachedDate(TortureItem.self, forKey: key) != nil {
                 readable += 1
             }
         }

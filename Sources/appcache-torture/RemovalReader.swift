@@ -39,7 +39,7 @@ struct RemovalReader {
             for key in RemovalMode.keys {
                 let sawMarker = access(marker, F_OK) == 0
                 let items = try cache.getCachedItems(TortureItem.self, forKey: key)
-                let date = sawMarker ? cache.cachedDate(of: TortureItem.self, forKey: key) : nil
+                let date = sawMarker ? cache.cachedDate(TortureItem.self, forKey: key) : nil
                 if sawMarker { afterMarker += 1 }
                 if date != nil { emit("VIOLATION \(user)'s \(key) has a cached date after the removal returned") }
                 guard let items else { continue }

@@ -55,9 +55,13 @@ struct RootChecks {
         } catch {
             violations.append("the probe write failed: \(error)")
         }
-        let usage = cache.diskUsage
         let measured = measuredUsage()
-        if usage != measured { violations.append("diskUsage \(usage) but the archive files and packs take \(measured) bytes") }
+        do {
+            let usage = try cache.bytesOnDisk()
+            if usage != measured { violations.append("bytesOnDisk \(usage) but the archive files and packs take \(measured) bytes") }
+        } catch {
+            violations.append("bytesOnDisk failed: \(error)")
+        }
         if let budget, measured > budget { violations.append("the archive files and packs take \(measured) bytes, over the budget \(budget)") }
         // A removal that another process recorded and died before carrying out is carried out
         // by the first batch of the next open, which may be the opening's own background one:

@@ -187,7 +187,7 @@ struct Worker {
             }
         case 95..<97:
             operation = "diskUsage"
-            _ = cache.diskUsage
+            _ = try cache.bytesOnDisk()
         default:
             operation = "read"
             if options.owner != nil { try checkOtherWorker() } else { _ = cache.isStale(TortureItem.self, forKey: key) }

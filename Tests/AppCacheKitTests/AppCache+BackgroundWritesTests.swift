@@ -91,10 +91,10 @@ import Darwin
         try cache.cacheItems([Plain(value: 1)], forKey: "written")
         try cache.flush()
         try cache.cacheItems([Plain(value: 2)], forKey: "dirty")
-        let listed = try await cache.listEntries()
+        let listed = try await cache.entries()
         #expect(listed.map(\.key) == ["dirty", "written"])
         #expect(listed.map(\.isDirty) == [true, false])
-        #expect(try await cache.listEntriesOfAllUsers() == (try cache.entriesOfAllUsers()))
+        #expect(try await cache.entriesOfAllUsers() == (try cache.entriesOfAllUsers()))
     }
 }
 

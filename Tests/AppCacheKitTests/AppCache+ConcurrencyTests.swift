@@ -53,7 +53,7 @@ struct AppCacheConcurrencyTests {
             group.addTask {
                 for round in 0..<20 {
                     if round.isMultiple(of: 2) { _ = cache.isStale(Note.self, forKey: "a") }
-                    else { _ = cache.cachedDate(of: Note.self, forKey: "b") }
+                    else { _ = cache.cachedDate(Note.self, forKey: "b") }
                 }
             }
         }

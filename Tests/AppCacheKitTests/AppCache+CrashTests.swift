@@ -38,10 +38,10 @@ struct AppCacheCrashTests {
         try markBatchUnfinished(fixture)
 
         let cache = try fixture.openCache()
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 40), "the new items, whole")
-        #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     @Test func aKillBeforeTheRenameKeepsTheOldCollection() throws {
@@ -58,7 +58,7 @@ struct AppCacheCrashTests {
         try cache.cacheItems([Plain(value: 1)])
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 2), "the old items, whole")
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     @Test func aKillDuringALogoutWipeIsSettled() throws {
@@ -74,7 +74,7 @@ struct AppCacheCrashTests {
         try markBatchUnfinished(fixture)
 
         let reopened = try fixture.openCache(user: "bob")
-        #expect(reopened.diskUsage == (try fixture.measuredUsage()))
+        #expect(try reopened.bytesOnDisk() == (try fixture.measuredUsage()))
         #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/.wipe-dead"), "trash goes on the next open")
         #expect(try reopened.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
     }
@@ -90,7 +90,7 @@ struct AppCacheCrashTests {
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 2)], forKey: "b")
         #expect(!FileManager.default.fileExists(atPath: leftover))
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     /// Without a crash, no batch reads the journal, so settling costs nothing in the usual case;
@@ -103,7 +103,7 @@ struct AppCacheCrashTests {
         }
         let size = try FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int ?? 0
         #expect(size < 3 * JournalLedger.minimumCompactionSize)
-        #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
         #expect(fixture.allFiles().allSatisfy { !$0.contains(".tmp-") })
     }
 }

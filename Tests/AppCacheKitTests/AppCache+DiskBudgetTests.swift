@@ -16,22 +16,22 @@ struct AppCacheDiskBudgetTests {
     @Test func diskUsageFollowsWritesAndRemovalsAcrossRelaunches() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
-        #expect(cache.diskUsage == 0)
+        #expect(try cache.bytesOnDisk() == 0)
         try cache.cacheItems(MenuItem.sampleMenu(count: 20), forKey: "a")
         try cache.cacheItems(MenuItem.sampleMenu(count: 5), forKey: "b")
-        #expect(cache.diskUsage == 0, "nothing is on disk before a flush")
+        #expect(try cache.bytesOnDisk() == 0, "nothing is on disk before a flush")
         try cache.flush()
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
         try cache.removeItems(MenuItem.self, forKey: "a")
         try cache.switchUser(to: "bob")
         try cache.cacheItems(MenuItem.sampleMenu(count: 3))
         try cache.flush()
         let expected = try fixture.measuredUsage()
-        #expect(cache.diskUsage == expected)
+        #expect(try cache.bytesOnDisk() == expected)
         // A new instance reads the journal, not the directories, and agrees.
-        #expect(try fixture.openCache().diskUsage == expected)
+        #expect(try fixture.openCache().bytesOnDisk() == expected)
         try cache.removeAllUsers()
-        #expect(cache.diskUsage == 0)
+        #expect(try cache.bytesOnDisk() == 0)
     }
 
     @Test func theBudgetRemovesLeastRecentlyUsedUnpinnedArchivesOfAnyUser() throws {
@@ -47,7 +47,7 @@ struct AppCacheDiskBudgetTests {
         try cache.pin(Plain.self, forKey: "a2")
         try cache.switchUser(to: "bobby")
         try cache.cacheItems([Plain(value: 1)], forKey: "b1")
-        #expect(cache.diskUsage == one * 3)
+        #expect(try cache.bytesOnDisk() == one * 3)
         try cache.cacheItems([Plain(value: 1)], forKey: "b2")  // over: a1 goes (oldest unpinned)
         #expect(!fixture.archiveExists(Plain.self, key: "a1", user: "alice"))
         #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
@@ -55,8 +55,8 @@ struct AppCacheDiskBudgetTests {
         try cache.cacheItems([Plain(value: 1)], forKey: "b3")  // b1 goes, the pinned one stays
         #expect(!fixture.archiveExists(Plain.self, key: "b1", user: "bobby"))
         #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
-        #expect(cache.diskUsage == one * 3)
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == one * 3)
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     @Test func pinnedArchivesGoLastOldestFirst() throws {
@@ -79,7 +79,7 @@ struct AppCacheDiskBudgetTests {
         #expect(!fixture.archiveExists(Plain.self, key: "p3"))
         #expect(!fixture.archiveExists(Plain.self, key: "p1"))
         #expect(fixture.archiveExists(Plain.self, key: "p2"))
-        #expect(cache.diskUsage == one)
+        #expect(try cache.bytesOnDisk() == one)
     }
 
     /// One budget per root, the app's: an extension configured with a smaller one enforces the
@@ -99,7 +99,7 @@ struct AppCacheDiskBudgetTests {
         try widget.cacheItems([Plain(value: 1)], forKey: "a4")  // over the app's budget by one
         #expect(!fixture.archiveExists(Plain.self, key: "a1"), "the least recently used goes")
         for key in ["a2", "a3", "a4"] { #expect(fixture.archiveExists(Plain.self, key: key), "the app's budget holds, not the widget's") }
-        #expect(widget.diskUsage == one * 3)
+        #expect(try widget.bytesOnDisk() == one * 3)
 
         // An app without a budget (an update that removed it) lifts the root's, for the
         // extension too: the app's choice holds.
@@ -107,9 +107,9 @@ struct AppCacheDiskBudgetTests {
         unlimited.diskByteLimit = nil
         let updatedApp = try AppCache(configuration: unlimited)
         try updatedApp.cacheItems([Plain(value: 1)], forKey: "a5")
-        #expect(updatedApp.diskUsage == one * 4)
+        #expect(try updatedApp.bytesOnDisk() == one * 4)
         try widget.cacheItems([Plain(value: 1)], forKey: "a6")
-        #expect(widget.diskUsage == one * 5, "nothing evicted: the app recorded no budget")
+        #expect(try widget.bytesOnDisk() == one * 5, "nothing evicted: the app recorded no budget")
     }
 
     @Test func accessOrderSurvivesARelaunch() throws {
@@ -176,7 +176,7 @@ struct AppCacheDiskBudgetTests {
         default: try Data("GIF89a".utf8).write(to: URL(filePath: journal))
         }
         let cache = try fixture.openCache()
-        #expect(cache.diskUsage == (try fixture.measuredUsage()))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
         for index in 0..<5 {
             #expect(try cache.getCachedItems(Plain.self, forKey: "k\(index)") == [Plain(value: index)])
         }
@@ -190,7 +190,7 @@ struct AppCacheDiskBudgetTests {
         let fixture = try Fixture()
         try fixture.openCache().cacheItems([Plain(value: 1)])
         let cache = try fixture.openCache()
-        let usage = cache.diskUsage
+        let usage = try cache.bytesOnDisk()
         let handle = try FileHandle(forWritingTo: URL(filePath: fixture.journalPath))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("0badc0de S 99".utf8))  // a crash mid-append
@@ -200,11 +200,11 @@ struct AppCacheDiskBudgetTests {
             return
         }
         #expect(tornBytes == 13)
-        #expect(try fixture.openCache().diskUsage == usage)
+        #expect(try fixture.openCache().bytesOnDisk() == usage)
         // The next writer cuts the torn line off before appending, so the journal stays whole.
         try cache.cacheItems([Plain(value: 2)], forKey: "more")
         #expect(!(try String(contentsOfFile: fixture.journalPath, encoding: .utf8)).contains("0badc0de"))
-        #expect(try fixture.openCache().diskUsage == (try fixture.measuredUsage()))
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     @Test func openingDoesNotReadTheIndexUnlessABudgetIsSet() throws {

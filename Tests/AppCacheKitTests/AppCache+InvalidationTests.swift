@@ -19,7 +19,7 @@ import Testing
         #expect(cache.isStale(Note.self, forKey: "top"))
         #expect(try cache.getCachedItems(Note.self, forKey: "top") == [Note.make(1)], "items stay")
         #expect(try cache.cachedCollection(Note.self, forKey: "top")?.isStale == true)
-        #expect(try cache.entries().first { $0.key == "top" }?.isStale == true)
+        #expect(try await cache.entries().first { $0.key == "top" }?.isStale == true)
         #expect(!cache.isStale(Note.self, forKey: "other"), "only that collection")
 
         // The next load fetches (a moment later: a write in the very millisecond of an

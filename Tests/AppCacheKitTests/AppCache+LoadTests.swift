@@ -366,6 +366,6 @@ struct AppCacheLoadTests {
         try cache.cacheItems(notes, pinned: true)
         fixture.clock.advance(by: .seconds(3601))
         _ = await collect(cache.load(Note.self, fetch: FakeServer(answer: .items(fresher, etag: nil)).fetch))
-        #expect(try cache.entries().first { $0.cacheName == "Notes" }?.isPinned == true)
+        #expect(try await cache.entries().first { $0.cacheName == "Notes" }?.isPinned == true)
     }
 }

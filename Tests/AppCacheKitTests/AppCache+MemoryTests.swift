@@ -24,7 +24,7 @@ struct AppCacheMemoryTests {
         #expect(!fixture.archiveExists(MenuItem.self))
         #expect(fixture.allFiles().isEmpty)
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 10))
-        #expect(cache.cachedDate(of: MenuItem.self) == cachedAt)
+        #expect(cache.cachedDate(MenuItem.self) == cachedAt)
         #expect(cache.memoryStatistics.dirtyEntries == 1)
 
         fixture.clock.advance(by: .seconds(120))
@@ -106,7 +106,7 @@ struct AppCacheMemoryTests {
         statistics = cache.memoryStatistics
         #expect(statistics.misses == 1)
         #expect(statistics.spills == 2, "loading b pushed the next least recently used, a, out")
-        #expect(cache.cachedDate(of: Plain.self, forKey: "b").map { abs($0.timeIntervalSince(firstCachedAt + 10)) < 0.001 } == true)
+        #expect(cache.cachedDate(Plain.self, forKey: "b").map { abs($0.timeIntervalSince(firstCachedAt + 10)) < 0.001 } == true)
     }
 
     @Test func pastTheByteLimitEntriesSpill() throws {

@@ -82,7 +82,7 @@ import Testing
         let fixture = try Fixture()
         let cache = try openCache(fixture)
         try cache.cacheItems(Self.notes, forKey: "top")
-        let updates = StreamRecorder(cache.updates(of: Note.self, forKey: "top"))
+        let updates = StreamRecorder(cache.updates(Note.self, forKey: "top"))
         #expect(await eventually { updates.last == .some(Self.notes) })
 
         let id = try cache.enqueue(Retag(noteID: 1, tags: ["offline"]))
@@ -118,7 +118,7 @@ import Testing
         let (answers, _) = await collect(cache.load(Note.self, forKey: "top", retry: .none, fetch: server.fetch))
         #expect(answers.map(\.source) == [.memory, .fetch])
         #expect(answers.last?.items == Self.tagged(fetched, 2, ["mine"]), "rebased: the fetched items with the change applied")
-        #expect(answers.map(\.hasPendingChanges) == [true, true])
+        #expect(answers.map(\.hasPendingMutations) == [true, true])
         #expect(try cache.getCachedItems(Note.self, forKey: "top") == Self.tagged(fetched, 2, ["mine"]))
         #expect(try cache.updateItems(Note.self, forKey: "top") { _ in } == fetched, "an update works on the confirmed items")
 
@@ -126,7 +126,7 @@ import Testing
         let watch = StreamRecorder(cache.watch(Note.self, forKey: "top", policy: .fetchFirst, fetch: { _ in .items([Note.make(4), Note.make(2)]) }))
         #expect(await eventually { watch.last?.source == .fetch })
         #expect(watch.last?.items == Self.tagged([Note.make(4), Note.make(2)], 2, ["mine"]))
-        #expect(watch.last?.hasPendingChanges == true)
+        #expect(watch.last?.hasPendingMutations == true)
         watch.stop()
         #expect(try cache.cachedCollection(Plain.self) == nil)
     }

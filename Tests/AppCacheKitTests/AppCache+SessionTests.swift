@@ -126,26 +126,71 @@ struct AppCacheSessionTests {
         #expect(try cache.entries().first { $0.key == "pages" }?.isPinned == true)
     }
 
-    @Test func anUpdateBoundToAUserWhoLeftIsDropped() throws {
+    /// `for session:` has one contract on every call: the work lands in that user's space,
+    /// current or not, and is dropped only when that user's data was removed since.
+    @Test func anUpdateBoundToAUserWhoLeftLandsInTheirSpaceUntilTheirDataIsRemoved() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         try cache.cacheItems(notes, forKey: "feed")
         let alice = cache.session
         try cache.switchUser(to: "bob")
-        var called = false
-        let dropped = try cache.updateItems(Note.self, forKey: "feed", for: alice) { _ in called = true }
-        #expect(dropped == nil)
-        #expect(!called, "the page is not appended to bob's feed")
-        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil)
+        let landed = try cache.updateItems(Note.self, forKey: "feed", for: alice) { $0.append(Note.make(3)) }
+        #expect(landed == notes + [Note.make(3)], "alice's feed, with alice's items")
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil, "bob's feed is untouched")
 
         try cache.switchUser(to: "alice")
-        let applied = try cache.updateItems(Note.self, forKey: "feed", for: alice) { $0.append(Note.make(3)) }
-        #expect(applied == notes + [Note.make(3)], "back to alice, with nothing removed: it applies")
+        #expect(try cache.getCachedItems(Note.self, forKey: "feed") == notes + [Note.make(3)], "alice finds it")
 
         try cache.signOut(removingData: true)
         try cache.switchUser(to: "alice")
-        #expect(try cache.updateItems(Note.self, forKey: "feed", for: alice) { $0.append(Note.make(4)) } == nil)
+        var called = false
+        #expect(try cache.updateItems(Note.self, forKey: "feed", for: alice) { _ in called = true } == nil)
+        #expect(!called, "dropped before it reads")
         #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil, "a logout is not undone")
+    }
+
+    /// A load and a watch bound to a session read and store in that user's space while another
+    /// user is current, and a page bound to one is dropped (nil) once the user's data went.
+    @Test func loadsWatchesAndPagesBoundToASessionLandInThatUsersSpace() async throws {
+        let fixture = try Fixture()
+        typealias Post = AppCachePagesTests.Post
+        let posts = AppCachePagesTests.posts([1, 2])
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(posts, forKey: "feed")
+        let alice = cache.session
+        try cache.switchUser(to: "bob")
+
+        var answers: [LoadedItems<Post>] = []
+        for try await loaded in cache.load(Post.self, forKey: "feed", policy: .fetchFirst, for: alice, fetch: { context in
+            #expect(context.cachedItems == posts, "the fetch sees alice's cached items")
+            return .page([Post(id: 7, title: "t")], next: "p2")
+        }) {
+            answers.append(loaded)
+        }
+        #expect(answers.map(\.items) == [[Post(id: 7, title: "t")]])
+        #expect(try cache.getCachedItems(Post.self, forKey: "feed") == nil, "bob's feed is untouched")
+
+        let page = try await cache.loadNextPage(Post.self, forKey: "feed", for: alice) { cursor in
+            #expect(cursor == "p2")
+            return Page(items: [Post(id: 8, title: "t")], next: nil)
+        }
+        #expect(page?.items == [Post(id: 7, title: "t"), Post(id: 8, title: "t")])
+
+        var watched: [[Post]] = []
+        for try await loaded in cache.watch(Post.self, forKey: "feed", policy: .cacheFirst, for: alice, fetch: { _ in .notModified }) {
+            watched.append(loaded.items)
+            break
+        }
+        #expect(watched == [[Post(id: 7, title: "t"), Post(id: 8, title: "t")]], "the watch shows alice's collection")
+
+        try cache.removeUser("alice")
+        let dropped = try await cache.loadNextPage(Post.self, forKey: "feed", for: alice) { _ in
+            Issue.record("no fetch for a removed user")
+            return Page(items: [], next: nil)
+        }
+        #expect(dropped == nil)
+        try cache.switchUser(to: "alice")
+        #expect(try cache.getCachedItems(Post.self, forKey: "feed") == nil)
     }
 
     @Test func aFailingTransformCachesNothing() throws {

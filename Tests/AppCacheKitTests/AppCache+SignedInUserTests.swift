@@ -22,7 +22,7 @@ import Testing
         #expect(widget.user == "alice")
         #expect(try widget.getCachedItems(Plain.self, forKey: "feed") == [Plain(value: 1)])
 
-        let follower = StreamRecorder(widget.updates(of: Plain.self, forKey: "feed"))
+        let follower = StreamRecorder(widget.updates(Plain.self, forKey: "feed"))
         defer { follower.stop() }
         #expect(await eventually { follower.last == .some([Plain(value: 1)]) })
 

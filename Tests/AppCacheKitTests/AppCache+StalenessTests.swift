@@ -10,7 +10,7 @@ struct AppCacheStalenessTests {
         let cache = try fixture.openCache()
         let moment = fixture.clock.now
         try cache.cacheItems(MenuItem.sampleMenu(count: 2))
-        let cachedDate = try #require(cache.cachedDate(of: MenuItem.self))
+        let cachedDate = try #require(cache.cachedDate(MenuItem.self))
         #expect(abs(cachedDate.timeIntervalSince(moment)) < 0.001)
         let attributes = try FileManager.default.attributesOfItem(atPath: fixture.archivePath(MenuItem.self))
         let modified = try #require(attributes[.modificationDate] as? Date)
@@ -90,13 +90,13 @@ struct AppCacheStalenessTests {
             let cache = try AppCache(configuration: configuration)
             let expected = configuration.stalenessThreshold(for: Plain.self) == .seconds(60)
             // Listed first, before the type was used: the override by name decides.
-            #expect(try cache.entries().first?.isStale == expected)
+            #expect(try await cache.entries().first?.isStale == expected)
             #expect(cache.isStale(Plain.self) == expected)
             #expect(try cache.cachedCollection(Plain.self)?.isStale == expected)
             var loaded: LoadedItems<Plain>?
             for try await answer in cache.load(Plain.self, policy: .cacheFirst, fetch: { _ in .notModified }) { loaded = answer }
             #expect(loaded?.isStale == expected)
-            #expect(try cache.entries().first?.isStale == expected)
+            #expect(try await cache.entries().first?.isStale == expected)
         }
     }
 

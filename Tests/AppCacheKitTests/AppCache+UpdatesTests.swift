@@ -14,7 +14,7 @@ struct AppCacheUpdatesTests {
         let cache = try fixture.openCache(memory: .layer())
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
         try cache.cacheItems(notes, forKey: "top")
-        let follower = Follower(cache.updates(of: Note.self, forKey: "top"))
+        let follower = Follower(cache.updates(Note.self, forKey: "top"))
         #expect(await follower.reaches(notes))
         try cache.cacheItems(fresher, forKey: "top")
         #expect(await follower.reaches(fresher))
@@ -40,7 +40,7 @@ struct AppCacheUpdatesTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         #expect(await follower.reaches(nil))
         _ = await collect(cache.load(Note.self, fetch: FakeServer(answer: .items(notes, etag: nil)).fetch))
         #expect(await follower.reaches(notes))
@@ -51,7 +51,7 @@ struct AppCacheUpdatesTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         for id in 0..<300 {
             try cache.cacheItems([Note.make(id)])
             if id.isMultiple(of: 50) { await Task.yield() }
@@ -67,7 +67,7 @@ struct AppCacheUpdatesTests {
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
         try cache.cacheItems(notes)
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         #expect(await follower.reaches(notes))
         fixture.clock.advance(by: .seconds(3601))
         let (answers, _) = await collect(cache.load(Note.self, fetch: FakeServer(answer: .notModified).fetch))
@@ -95,7 +95,7 @@ struct AppCacheUpdatesTests {
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
         try cache.cacheItems(notes, expiresAfter: .seconds(2))
         #expect(try cache.getCachedItems(Note.self) == notes)
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         #expect(await follower.reaches(nil), "the expiry arrives with no call")
         // (A consumer slower than the expiry may see only the last value: values coalesce.)
         #expect(follower.seen.allSatisfy { $0 == notes || $0 == nil })
@@ -111,7 +111,7 @@ struct AppCacheUpdatesTests {
         try cache.cacheItems(fresher)
         try cache.switchUser(to: "alice")
 
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         #expect(await follower.reaches(notes))
         try cache.switchUser(to: "bob")
         #expect(await follower.reaches(fresher))
@@ -134,7 +134,7 @@ struct AppCacheUpdatesTests {
         defer { withExtendedLifetime(widget) {} }  // updates streams hold the cache weakly
         try app.cacheItems(notes)
         try app.flush()
-        let follower = Follower(widget.updates(of: Note.self))
+        let follower = Follower(widget.updates(Note.self))
         #expect(await follower.reaches(notes))
 
         try app.cacheItems(fresher)
@@ -150,7 +150,7 @@ struct AppCacheUpdatesTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         defer { withExtendedLifetime(cache) {} }  // updates streams hold the cache weakly
-        let follower = Follower(cache.updates(of: Note.self))
+        let follower = Follower(cache.updates(Note.self))
         #expect(await follower.reaches(nil))
         #expect(!cache.queries.observers.isEmpty)
         follower.stop()

@@ -10,7 +10,7 @@ struct AppCacheTests {
         let cache = try fixture.openCache()
         #expect(try cache.getCachedItems(MenuItem.self) == nil)
         #expect(try cache.cachedCollection(MenuItem.self) == nil)
-        #expect(cache.cachedDate(of: MenuItem.self) == nil)
+        #expect(cache.cachedDate(MenuItem.self) == nil)
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 

@@ -38,8 +38,8 @@ struct PackTests {
         #expect(fixture.allFiles() == ["version-1/user-alice/.pack"])
         let reopened = try packed(fixture)
         #expect(try reopened.getCachedItems(Note.self, forKey: "a") == notes)
-        #expect(reopened.cachedDate(of: Note.self, forKey: "a") == written, "the date it was cached, exactly")
-        #expect(reopened.cachedDate(of: Note.self, forKey: "b") == written.addingTimeInterval(60))
+        #expect(reopened.cachedDate(Note.self, forKey: "a") == written, "the date it was cached, exactly")
+        #expect(reopened.cachedDate(Note.self, forKey: "b") == written.addingTimeInterval(60))
 
         // Staleness is judged from the time each was written.
         fixture.clock.advance(by: .seconds(3600 - 30))
@@ -51,7 +51,7 @@ struct PackTests {
         let listing = try CacheRootListing.read(root: fixture.root)
         #expect(listing.archives.count == 2)
         #expect(listing.archives.allSatisfy { $0.isPacked })
-        #expect(cache.diskUsage == listing.archives.reduce(0) { $0 + $1.bytes })
+        #expect(try cache.bytesOnDisk() == listing.archives.reduce(0) { $0 + $1.bytes })
     }
 
     @Test func aRevalidationAppendsANewDateNotTheArchiveAgain() async throws {
@@ -93,7 +93,7 @@ struct PackTests {
         // A removal never uncovers an older copy.
         try cache.removeItems(MenuItem.self, forKey: "m")
         #expect(try AppCache(configuration: configuration).getCachedItems(MenuItem.self, forKey: "m") == nil)
-        #expect(cache.diskUsage == 0)
+        #expect(try cache.bytesOnDisk() == 0)
     }
 
     @Test func anotherInstanceReadsEachWriteAndRemovalNextEvenWhenItHeldThePackOpen() throws {
@@ -128,7 +128,7 @@ struct PackTests {
             largest = max(largest, size(packPath(fixture)))
             if round % 50 == 0 { #expect(try reader.getCachedItems(MenuItem.self, forKey: "often") == menu) }
         }
-        let live = cache.diskUsage
+        let live = try cache.bytesOnDisk()
         #expect(largest <= 2 * live + PackTable.minimumCompactionWaste + 64 << 10, "compacted as it grew: \(largest) bytes at most for \(live) live")
         #expect(size(packPath(fixture)) < largest)
         #expect(try reader.getCachedItems(MenuItem.self, forKey: "kept") == keep, "a reader of the replaced pack reads the new one")
@@ -227,9 +227,9 @@ struct PackTests {
         for index in 0..<20 {
             try cache.cacheItems([Plain(value: index)], forKey: "k\(index)")
         }
-        #expect(cache.diskUsage <= 2_000)
+        #expect(try cache.bytesOnDisk() <= 2_000)
         let listing = try CacheRootListing.read(root: fixture.root)
-        #expect(cache.diskUsage == listing.archives.reduce(0) { $0 + $1.bytes })
+        #expect(try cache.bytesOnDisk() == listing.archives.reduce(0) { $0 + $1.bytes })
         #expect(try cache.getCachedItems(Plain.self, forKey: "k19") == [Plain(value: 19)], "the newest stays")
         #expect(try cache.getCachedItems(Plain.self, forKey: "k0") == nil, "the oldest went")
     }

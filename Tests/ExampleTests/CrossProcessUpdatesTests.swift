@@ -13,7 +13,7 @@ struct CrossProcessUpdatesTests {
         let root = URL(filePath: scratch.cacheRoot, directoryHint: .isDirectory)
         let cache = try AppCache(configuration: .init(rootDirectory: root, schemaVersion: "1", user: "reader"))
         defer { withExtendedLifetime(cache) {} }  // an updates stream holds its cache weakly
-        let seen = StreamRecorder(cache.updates(of: FeedPost.self, forKey: "top"))
+        let seen = StreamRecorder(cache.updates(FeedPost.self, forKey: "top"))
         defer { seen.stop() }
         #expect(await eventually(within: 30) { seen.last == .some(nil) }, "nothing cached at first")
 

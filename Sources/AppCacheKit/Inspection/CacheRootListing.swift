@@ -50,19 +50,29 @@ public struct CacheRootListing: Sendable {
         public var isPacked: Bool = false
     }
 
-    /// A change queued for the server (``AppCache/enqueue(_:)``) in a user's outbox, listed from
-    /// the outbox's records without decoding the change itself.
-    public struct QueuedChange: Sendable, Hashable {
+    /// A mutation queued for the server (``AppCache/enqueue(_:)``) in a user's outbox, listed
+    /// from the outbox's records without decoding the mutation itself.
+    public struct QueuedMutation: Sendable, Hashable {
         /// The app schema version whose directory holds the outbox.
         public var schemaVersion: String
         /// The user (`nil`: the shared space), as far as the directory name tells (a very long
         /// id is shortened there).
         public var user: String?
-        /// The change, as ``AppCache/pendingMutations`` lists it.
-        public var change: PendingMutation
+        /// The mutation, as ``AppCache/pendingMutations`` lists it.
+        public var mutation: PendingMutation
+        /// The mutation: ``mutation``, by its earlier name.
+        @available(*, deprecated, renamed: "mutation")
+        public var change: PendingMutation {
+            get { mutation }
+            set { mutation = newValue }
+        }
         /// The outbox file.
         public var path: String
     }
+
+    /// A mutation queued for the server: ``QueuedMutation``, by its earlier name.
+    @available(*, deprecated, renamed: "QueuedMutation")
+    public typealias QueuedChange = QueuedMutation
 
     /// A file under a version directory that is not a readable archive, or a directory that
     /// cannot be listed.
@@ -83,7 +93,14 @@ public struct CacheRootListing: Sendable {
     /// Files where archives should be that are not readable archives (and damaged outboxes).
     public var unreadable: [Unreadable]
     /// The changes waiting for the server, per user, oldest first.
-    public var queuedChanges: [QueuedChange] = []
+    public var queuedMutations: [QueuedMutation] = []
+
+    /// The mutations queued in the outboxes: ``queuedMutations``, by its earlier name.
+    @available(*, deprecated, renamed: "queuedMutations")
+    public var queuedChanges: [QueuedMutation] {
+        get { queuedMutations }
+        set { queuedMutations = newValue }
+    }
 
     /// Reads the cache at `root`.
     ///
@@ -120,7 +137,7 @@ public struct CacheRootListing: Sendable {
         var files: [(version: String, store: DiskStore, path: CachePath)] = []
         var schemaVersions: [String] = []
         var unreadable: [Unreadable] = []
-        var queued: [QueuedChange] = []
+        var queued: [QueuedMutation] = []
         for directory in versionDirectories {
             let versionPath = rootPath + "/" + directory
             let version = FileName.decode(directory.dropFirst(CacheLayout.versionPrefix.count)) ?? directory
@@ -162,8 +179,8 @@ public struct CacheRootListing: Sendable {
                             ? nil : FileName.decode(userDirectory.dropFirst(CacheLayout.userPrefix.count)) ?? userDirectory
                         let read = try OutboxFile.read(fromDirectory: userDirectory, in: store)
                         queued += read.log.entries.map { entry in
-                            QueuedChange(
-                                schemaVersion: version, user: user, change: OutboxQueue.Change(entry: entry).pendingMutation, path: outboxPath)
+                            QueuedMutation(
+                                schemaVersion: version, user: user, mutation: OutboxQueue.Change(entry: entry).pendingMutation, path: outboxPath)
                         }
                         if read.isTooLarge || read.log.damagedRecords > 0 {
                             unreadable.append(Unreadable(
@@ -217,7 +234,7 @@ public struct CacheRootListing: Sendable {
             users.append(change.user)
         }
         return CacheRootListing(
-            schemaVersions: schemaVersions, users: users, archives: archives, unreadable: unreadable, queuedChanges: queued)
+            schemaVersions: schemaVersions, users: users, archives: archives, unreadable: unreadable, queuedMutations: queued)
     }
 }
 

@@ -65,7 +65,7 @@ public final class CachedQuery<Model: CacheableModel> {
     ///     for) and their validators.
     public init(
         cache: AppCache, _ type: Model.Type, forKey key: String? = nil, policy: LoadPolicy = .staleWhileRevalidate,
-        refresh: RefreshTriggers, retry: RetryPolicy = .default,
+        refresh: RefreshTriggers = .default, retry: RetryPolicy = .default,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) {
         self.cache = cache
@@ -90,7 +90,8 @@ public final class CachedQuery<Model: CacheableModel> {
     }
 
     /// Makes a query whose fetch takes the stored validators only, refetching on the default
-    /// triggers (see ``init(cache:_:forKey:policy:refresh:retry:fetch:)``).
+    /// triggers: a convenience that forwards to ``init(cache:_:forKey:policy:refresh:retry:fetch:)``.
+    @_disfavoredOverload
     public convenience init(
         cache: AppCache, _ type: Model.Type, forKey key: String? = nil, policy: LoadPolicy = .staleWhileRevalidate,
         retry: RetryPolicy = .default, fetch: @escaping @Sendable (CacheValidators?) async throws -> FetchResult<Model>

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The observers of ``AppCache/updates(of:forKey:)``: each is a ``ChangeSignal`` woken when the
+/// The observers of ``AppCache/updates(_:forKey:)``: each is a ``ChangeSignal`` woken when the
 /// collection it follows may have changed.
 ///
 /// Telling is cheap and never blocks: an observer re-reads the collection on its own task. A

@@ -27,19 +27,36 @@ public struct LoadedItems<Model: CacheableModel>: Sendable {
     /// The error of a fetch that failed, when cached items stand in for its result; `nil`
     /// otherwise.
     public var refreshError: (any Error)?
-    /// Whether changes still waiting for the server (``AppCache/enqueue(_:)``) are applied to
-    /// ``items``: the items are the last confirmed ones with those changes on top.
-    public var hasPendingChanges: Bool
+    /// Whether mutations still waiting for the server (``AppCache/enqueue(_:)``) are applied to
+    /// ``items``: the items are the last confirmed ones with those mutations on top.
+    public var hasPendingMutations: Bool
+
+    /// Whether pending mutations are applied: ``hasPendingMutations``, by its earlier name.
+    @available(*, deprecated, renamed: "hasPendingMutations")
+    public var hasPendingChanges: Bool {
+        get { hasPendingMutations }
+        set { hasPendingMutations = newValue }
+    }
 
     /// Makes an answer; for tests and previews of code that consumes loads.
     public init(
-        items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil, hasPendingChanges: Bool = false
+        items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil, hasPendingMutations: Bool = false
     ) {
         self.items = items
         self.cachedDate = cachedDate
         self.isStale = isStale
         self.source = source
         self.refreshError = refreshError
-        self.hasPendingChanges = hasPendingChanges
+        self.hasPendingMutations = hasPendingMutations
+    }
+
+    /// Makes an answer, by the earlier name of its last argument.
+    @available(*, deprecated, renamed: "init(items:cachedDate:isStale:source:refreshError:hasPendingMutations:)")
+    public init(
+        items: [Model], cachedDate: Date, isStale: Bool, source: Source, refreshError: (any Error)? = nil, hasPendingChanges: Bool
+    ) {
+        self.init(
+            items: items, cachedDate: cachedDate, isStale: isStale, source: source, refreshError: refreshError,
+            hasPendingMutations: hasPendingChanges)
     }
 }

@@ -3,14 +3,17 @@ import Foundation
 extension QueryClient {
     /// ``AppCache/load(_:forKey:policy:retry:fetch:)`` whose fetch gets a ``LoadContext``: the cached
     /// items of the user the fetch is for, with their validators.
+    ///
+    /// - Parameter given: the session the load is bound to (``AppCache/load(_:forKey:policy:retry:for:fetch:)``);
+    ///   `nil` for the user current when it begins, whose items it shows only while they stay current.
     func load<Model: CacheableModel>(
-        _ type: Model.Type, forKey key: String?, policy: LoadPolicy, retry: RetryPolicy,
+        _ type: Model.Type, forKey key: String?, policy: LoadPolicy, retry: RetryPolicy, for given: CacheSession? = nil,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
         // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
         // and no fetch. It is given without a task, from a stream that hands it over without
         // suspending its consumer.
-        if policy != .fetchFirst, let hit = store.memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
+        if given == nil, policy != .fetchFirst, let hit = store.memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
             let stale = store.isStale(Model.self, key: key, cachedAt: hit.cachedDate)
             if !stale || policy == .cacheFirst {
                 let answer = Locked<LoadedItems<Model>?>(LoadedItems(
@@ -20,12 +23,12 @@ extension QueryClient {
             }
         }
         let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
-        let (session, switches) = store.sessionAndSwitches
+        let (current, switches) = store.sessionAndSwitches
         let task = Task.detached { [self] in
             do {
                 try await runLoad(
-                    Model.self, key: key, policy: policy, retry: retry, session: session, switches: switches, fetch: fetch,
-                    yield: { continuation.yield($0) })
+                    Model.self, key: key, policy: policy, retry: retry, session: given ?? current, bound: given != nil,
+                    switches: switches, fetch: fetch, yield: { continuation.yield($0) })
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -46,12 +49,16 @@ extension QueryClient {
     }
 
     /// The steps of a load, on the load's own task.
+    ///
+    /// - Parameter bound: whether the load is bound to `session` (read and stored in its user's
+    ///   space, current or not) rather than to the user current at `switches`.
     func runLoad<Model: CacheableModel>(
-        _ type: Model.Type, key: String?, policy: LoadPolicy, retry: RetryPolicy = .none, session: CacheSession, switches: UInt64,
-        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        _ type: Model.Type, key: String?, policy: LoadPolicy, retry: RetryPolicy = .none, session: CacheSession, bound: Bool = false,
+        switches: UInt64, fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: (LoadedItems<Model>) -> Void
     ) async throws {
-        var cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+        let target = bound ? session : nil
+        var cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
         switch policy {
         case .staleWhileRevalidate:
             if let cached {
@@ -83,10 +90,10 @@ extension QueryClient {
             let shown = store.user == session.user
                 ? outbox.applyingPending(items, of: Model.self, key: key) : (items: items, applied: [])
             yield(LoadedItems(
-                items: shown.items, cachedDate: cachedDate, isStale: false, source: .fetch, hasPendingChanges: !shown.applied.isEmpty))
+                items: shown.items, cachedDate: cachedDate, isStale: false, source: .fetch, hasPendingMutations: !shown.applied.isEmpty))
         case .notModified(let cachedDate):
             if cached == nil {
-                cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+                cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
             }
             guard var current = cached?.loaded else {
                 throw AppCacheError(
@@ -104,18 +111,33 @@ extension QueryClient {
         }
     }
 
-    /// The collection as cached for the current user, if the user has not changed since the
-    /// load began (`switches`): a load never shows another user's items. The pending changes
-    /// (``AppCache/enqueue(_:)``) are applied.
+    /// The collection as cached for the load's user: the current user's, if the user has not
+    /// changed since the load began (`switches`), a load never showing another user's items;
+    /// or, for a load bound to a session (`target`), that session's user's, current or not,
+    /// unless their data was removed since. The pending changes (``AppCache/enqueue(_:)``) of
+    /// the current user are applied.
     func readForLoad<Model: CacheableModel>(
-        _ type: Model.Type, key: String?, switches: UInt64
+        _ type: Model.Type, key: String?, switches: UInt64, for target: CacheSession? = nil
     ) throws -> CachedForLoad<Model>? {
-        guard let found = try store.readCollection(Model.self, key: key, switches: switches) else { return nil }
-        let shown = outbox.applyingPending(found.items, of: Model.self, key: key)
+        let found: CollectionStore.LoadedCollection<Model>?
+        var isCurrent = true
+        if let target {
+            let standing = store.standing(of: target)
+            guard standing.mayWrite else { return nil }
+            isCurrent = standing.isCurrent
+            found = isCurrent
+                ? try store.readCollection(Model.self, key: key, switches: standing.switches)
+                : try store.readCollection(Model.self, key: key, ofOtherUser: target.user)
+        } else {
+            found = try store.readCollection(Model.self, key: key, switches: switches)
+        }
+        guard let found else { return nil }
+        // Only the current user's queue is known: another user's items are their confirmed ones.
+        let shown = isCurrent ? outbox.applyingPending(found.items, of: Model.self, key: key) : (items: found.items, applied: [])
         return CachedForLoad(
             loaded: LoadedItems(
                 items: shown.items, cachedDate: found.cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: found.cachedDate),
-                source: found.fromDisk ? .disk : .memory, hasPendingChanges: !shown.applied.isEmpty),
+                source: found.fromDisk ? .disk : .memory, hasPendingMutations: !shown.applied.isEmpty),
             validators: found.validators, isPinned: found.isPinned, expiry: found.expiry, nextPageCursor: found.nextPageCursor)
     }
 
@@ -143,7 +165,7 @@ extension QueryClient {
         _ result: FetchResult<Model>, of type: Model.Type, key: String?, session: CacheSession, isPinned: Bool
     ) -> Flight<Model>.Outcome {
         do {
-            switch result {
+            switch result.answer {
             case .items(let items, let validators):
                 guard let cachedDate = try store.save(
                     items, forKey: key, expiresAfter: nil, pinned: isPinned, validators: validators, session: session)

@@ -2,12 +2,19 @@ import Foundation
 
 extension QueryClient {
     /// Appends the page after the stored cursor (see ``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)``).
+    ///
+    /// - Parameter target: the session the page is for (its user's collection, current or
+    ///   not); `nil` for the current user's.
+    /// - Returns: the collection; `nil` when the page was dropped for `target`, whose user's data
+    ///   was removed.
     func loadNextPage<Model: CacheableModel & Identifiable>(
-        _ type: Model.Type, forKey key: String?, maxCount: Int?, retry: RetryPolicy,
+        _ type: Model.Type, forKey key: String?, maxCount: Int?, retry: RetryPolicy, for target: CacheSession? = nil,
         fetch: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>
-    ) async throws -> LoadedItems<Model> {
-        let (session, switches) = store.sessionAndSwitches
-        let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+    ) async throws -> LoadedItems<Model>? {
+        let (current, switches) = store.sessionAndSwitches
+        let session = target ?? current
+        if let target, !store.standing(of: target).mayWrite { return nil }
+        let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
         guard let cached, let cursor = cached.nextPageCursor else {
             throw AppCacheError(
                 code: .noNextPage, message: "There is no next page to load: no first page was stored, or the last page was reached.",
@@ -18,7 +25,7 @@ extension QueryClient {
             switch await retry.run(network: network, { try await fetch(cursor) }) {
             case .success(let page):
                 if Task.isCancelled { return .cancelled }
-                return await LibraryThreads.run { [self] in append(page, from: cursor, to: Model.self, key: key, session: session, maxCount: maxCount) }
+                return await LibraryThreads.run { [self] in append(page, from: cursor, to: Model.self, key: key, session: session, bound: target != nil, maxCount: maxCount) }
             case .failure(let error):
                 return .failed(error)
             case nil:
@@ -34,7 +41,8 @@ extension QueryClient {
             if Task.isCancelled { throw CancellationError() }
             // Dropped (the user changed, or their data went) or superseded by a refresh: the
             // collection as it is, if it is still that user's.
-            guard let current = try await LibraryThreads.run({ [self] in try readForLoad(Model.self, key: key, switches: switches) }) else {
+            if let target, !store.standing(of: target).mayWrite { return nil }
+            guard let current = try await LibraryThreads.run({ [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }) else {
                 throw AppCacheError(
                     code: .notCached, message: "The page was dropped: the user who asked for it is no longer current, or the collection is no longer cached.",
                     cacheName: store.typeInfo(Model.self).cacheName, key: key)
@@ -55,10 +63,10 @@ extension QueryClient {
     /// Appends `page`, fetched from `cursor`, to the collection of `session`'s user,
     /// atomically (``update(_:forKey:session:_:)``); blocks on the disk.
     private func append<Model: CacheableModel & Identifiable>(
-        _ page: Page<Model>, from cursor: String, to type: Model.Type, key: String?, session: CacheSession, maxCount: Int?
+        _ page: Page<Model>, from cursor: String, to type: Model.Type, key: String?, session: CacheSession, bound: Bool, maxCount: Int?
     ) -> Flight<Model>.Outcome {
         do {
-            let stored = try store.update(Model.self, forKey: key, session: session) { items, storedCursor in
+            let stored = try store.update(Model.self, forKey: key, session: session, onlyWhileCurrent: !bound) { items, storedCursor in
                 guard storedCursor == cursor else { throw PageSuperseded() }
                 var positions: [Model.ID: Int] = [:]
                 for (index, item) in items.enumerated() { positions[item.id] = index }

@@ -2,7 +2,7 @@ import Foundation
 
 extension QueryClient {
     /// The items of `Model` under `key` now and after every change (see
-    /// ``AppCache/updates(of:forKey:)``).
+    /// ``AppCache/updates(_:forKey:)``).
     func updates<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> AsyncStream<[Model]?> {
         let (stream, continuation) = StreamPair.nonThrowing(of: [Model]?.self, bufferingPolicy: .bufferingNewest(1))
         let signal = ChangeSignal()
@@ -84,7 +84,26 @@ extension QueryClient {
 
     /// The collection as an observer sees it, its pending changes applied; `nil` when it cannot
     /// be read now (the reason went to `diagnostics`).
-    func observe<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+    ///
+    /// - Parameter target: for a watch bound to a session, whose user's collection it follows
+    ///   (confirmed items, for a user who is not current); `nil` for the current user's.
+    func observe<Model: CacheableModel>(_ type: Model.Type, key: String?, for target: CacheSession? = nil) -> Observed<Model>? {
+        if let target {
+            let standing = store.standing(of: target)
+            // The session's user's data was removed: there is nothing of theirs to show.
+            guard standing.mayWrite else { return Observed(items: nil) }
+            if !standing.isCurrent {
+                do {
+                    guard let found = try store.readCollection(Model.self, key: key, ofOtherUser: target.user) else { return Observed(items: nil) }
+                    return Observed(
+                        items: found.items, generation: found.generation, expiry: found.expiry, cachedDate: found.cachedDate,
+                        fromMemory: !found.fromDisk)
+                } catch {
+                    store.reportAll([AppCacheError(wrapping: error)])
+                    return nil
+                }
+            }
+        }
         guard var observed = observeConfirmed(Model.self, key: key) else { return nil }
         if let items = observed.items {
             (observed.items, observed.pending) = outbox.applyingPending(items, of: Model.self, key: key)

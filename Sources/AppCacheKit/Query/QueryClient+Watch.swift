@@ -5,9 +5,26 @@ import Network
 #endif
 
 extension QueryClient {
+    /// The stream of a watch (see ``AppCache/watch(_:forKey:policy:refresh:retry:fetch:)``).
+    ///
+    /// - Parameter target: the session the watch is bound to; `nil` for whoever is current.
+    func watch<Model: CacheableModel>(
+        _ type: Model.Type, forKey key: String?, policy: LoadPolicy, refresh: RefreshTriggers, retry: RetryPolicy,
+        for target: CacheSession?, fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        let (stream, continuation) = StreamPair.throwing(of: LoadedItems<Model>.self)
+        let stop = startWatch(
+            Model.self, key: key, policy: policy, fetchesFirst: true, refresh: refresh, retry: retry, for: target, fetch: fetch,
+            yield: { loaded in if let loaded { continuation.yield(loaded) } },
+            finish: { error in continuation.finish(throwing: error) })
+        continuation.onTermination = { _ in stop() }
+        return stream
+    }
+
     /// Runs a watch (see ``watch(_:forKey:policy:refresh:retry:fetch:)``) on a task of its own.
     ///
     /// - Parameters:
+    ///   - target: the session the watch is bound to; `nil` for whoever is current.
     ///   - fetchesFirst: whether the first look may fetch as `policy` says (`false`: only
     ///     triggers and invalidations fetch, a ``CachedQuery`` whose `refresh()` loads).
     ///   - yield: each new value; `nil` when the collection went (removed, expired, a switch to
@@ -16,6 +33,7 @@ extension QueryClient {
     /// - Returns: what stops the watch.
     func startWatch<Model: CacheableModel>(
         _ type: Model.Type, key: String?, policy: LoadPolicy, fetchesFirst: Bool, refresh: RefreshTriggers, retry: RetryPolicy,
+        for target: CacheSession? = nil,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
     ) -> @Sendable () -> Void {
@@ -29,6 +47,7 @@ extension QueryClient {
             state: {
                 var watch = WatchState<Model>(policy: policy, every: refresh.every)
                 watch.fetchesFirst = fetchesFirst
+                watch.target = target
                 return watch
             },
             step: { client, watch in
@@ -66,6 +85,9 @@ extension QueryClient {
         /// When this watch last started a fetch, in milliseconds since 1970 (as invalidations
         /// are recorded).
         var lastFetchStart: Int64?
+        /// The session the watch is bound to (its user's collection, current or not); `nil` for
+        /// whoever is current.
+        var target: CacheSession?
 
         init(policy: LoadPolicy, every: Duration?) {
             self.policy = policy
@@ -87,11 +109,12 @@ extension QueryClient {
             let from: LoadedItems<Model>.Source = source ?? (cachedDate == watch.fetchedDate ? .fetch : observed.fromMemory ? .memory : .disk)
             return LoadedItems(
                 items: items, cachedDate: cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: cachedDate), source: from,
-                refreshError: refreshError, hasPendingChanges: !observed.pending.isEmpty)
+                refreshError: refreshError, hasPendingMutations: !observed.pending.isEmpty)
         }
 
         // 1. Look.
-        if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key) }), observed.differs(from: watch.last) {
+        let target = watch.target
+        if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key, for: target) }), observed.differs(from: watch.last) {
             if watch.isFirst && watch.fetchesFirst && watch.policy == .fetchFirst {
                 watch.held = observed
             } else {
@@ -136,8 +159,9 @@ extension QueryClient {
         if shouldFetch {
             let startedAt = store.configuration.now()
             watch.lastFetchStart = Milliseconds.moment(startedAt)
-            let (session, switches) = store.sessionAndSwitches
-            let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches) }
+            let (current, switches) = store.sessionAndSwitches
+            let session = target ?? current
+            let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
             let outcome = await flights.join(
                 FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
             ) { [self] in
@@ -157,7 +181,7 @@ extension QueryClient {
                 if var current = watch.last ?? watch.held, let items = current.items {
                     current.cachedDate = date
                     yield(LoadedItems(
-                        items: items, cachedDate: date, isStale: false, source: .notModified, hasPendingChanges: !current.pending.isEmpty))
+                        items: items, cachedDate: date, isStale: false, source: .notModified, hasPendingMutations: !current.pending.isEmpty))
                     watch.last = current
                 }
             case .failed(let error):

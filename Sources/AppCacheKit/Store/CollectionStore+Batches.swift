@@ -2,23 +2,24 @@ import Foundation
 
 extension CollectionStore {
     /// The bytes the archives of the current app schema version take on disk, of every user
-    /// and every process sharing the root (see ``AppCache/diskUsage``); `0` when no batch can
-    /// run.
-    func diskUsage() -> Int {
+    /// and every process sharing the root (see ``AppCache/bytesOnDisk()``).
+    ///
+    /// - Throws: what a batch throws.
+    func bytesOnDisk() throws -> Int {
         // Removals still due, and the budget, first: a batch counts its own changes, and keeps
         // the disk within the budget, only once it ends. (Any batch carries out what is due.)
         if disk.hasBudget {
-            _ = try? withDiskWrites { _ in }
+            try withDiskWrites { _ in }
         } else {
             _ = settleDueWipes()
         }
-        return (try? withDiskWrites { batch in batch.diskUsage() }) ?? 0
+        return try withDiskWrites { batch in batch.diskUsage() }
     }
 
     /// Runs a batch of disk changes (see ``DiskWriter``), after the removals still due
     /// (``DueWipes``); then, with no lock held, deletes what those moved to the trash, reports
     /// the problems found to `diagnostics` and, if the disk changed, tells observers of
-    /// ``AppCache/updates(of:forKey:)``.
+    /// ``AppCache/updates(_:forKey:)``.
     ///
     /// - Throws: what `body` throws; what ``DiskWriter/batch(problems:changed:_:)`` throws.
     func withDiskWrites<Result>(_ body: (inout DiskWriter.Batch) throws -> Result) throws -> Result {

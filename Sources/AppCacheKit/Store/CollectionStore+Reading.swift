@@ -149,6 +149,48 @@ extension CollectionStore {
         return found
     }
 
+    /// The collection of `Model` under `key` of `user`, who is not the current user: what
+    /// memory still holds of it (an entry the switch left, dirty ones waiting for the
+    /// write-back included), otherwise its archive, read and decoded without entering memory.
+    /// Without pending changes; `nil` when there is none or the archive cannot be read (a
+    /// damaged one is left for the user's own reads to judge).
+    ///
+    /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
+    func readCollection<Model: CacheableModel>(_ type: Model.Type, key: String?, ofOtherUser user: String?) throws -> LoadedCollection<Model>? {
+        guard Self.fits(key) else { return nil }
+        let info = typeInfo(Model.self)
+        let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
+        let now = configuration.now()
+        let held = state.withLock { state -> MemoryEntry? in
+            guard let owner = state.memory.owner(of: archiveKey), owner.type == ObjectIdentifier(Model.self) else { return nil }
+            return state.memory.peek(owner)
+        }
+        if let held {
+            guard !held.record.isExpired(at: now) else { return nil }
+            return LoadedCollection(
+                items: held.items.items(as: Model.self), cachedDate: held.cachedDate, fromDisk: false, validators: held.record.validators,
+                isPinned: held.isPinned, expiry: held.record.expiry, nextPageCursor: held.record.nextPageCursor,
+                generation: held.itemsGeneration)
+        }
+        let path = disk.store.layout.archivePath(for: archiveKey)
+        guard readsMayReach(path) else { return nil }
+        let read = try disk.store.read(at: path, forKey: archiveKey, versions: ReadableVersions(of: Model.self), change: disk.changeCount) {
+            record, payload in
+            ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
+        }
+        reports.deliver(to: configuration.diagnostics)
+        guard case .found(let found, let identity) = read else { return nil }
+        let items: ErasedItems
+        switch found.decoded {
+        case .items(let decoded), .upgraded(let decoded): items = decoded
+        case .expired, .unknownCodec, .failed, .conversionFailed: return nil
+        }
+        return LoadedCollection(
+            items: items.items(as: Model.self), cachedDate: found.record.cachedDate, fromDisk: true, validators: found.record.validators,
+            isPinned: found.record.isPinned, expiry: found.record.expiry, nextPageCursor: found.record.nextPageCursor,
+            generation: identity.value | 1 << 63)
+    }
+
     /// A collection a read found after missing memory at first.
     @usableFromInline
     struct LoadedCollection<Model: CacheableModel> {
@@ -160,6 +202,10 @@ extension CollectionStore {
         var isPinned: Bool
         var expiry: Date? = nil
         var nextPageCursor: String? = nil
+        /// Tells one version of the items from another, for a stream that follows another
+        /// user's collection: memory's items generation, or (top bit set) the archive file's
+        /// version; `nil` when not told.
+        var generation: UInt64? = nil
     }
 
     /// What a read made of an archive's checked payload. Not generic, so that a read costs no

@@ -180,11 +180,17 @@ extension CollectionStore {
     /// An update changes the confirmed items: the pending changes of ``AppCache/enqueue(_:)`` are not in
     /// what `transform` sees, and stay applied on top of what it makes.
     ///
-    /// - Parameter onlyIfCached: whether a collection that is not cached stays so (the update is
-    ///   dropped) instead of being made from no items.
+    /// - Parameters:
+    ///   - given: the session the update is bound to: it lands in that user's space, current or
+    ///     not, and is dropped only when that user's data was removed since; `nil` for the user
+    ///     current when it begins.
+    ///   - onlyWhileCurrent: whether an update for `given` is dropped once its user is no longer
+    ///     the current one (a page a load of the current user asked for).
+    ///   - onlyIfCached: whether a collection that is not cached stays so (the update is
+    ///     dropped) instead of being made from no items.
     /// - Returns: the items as cached, with their cached date; `nil` when the update was dropped.
     func update<Model: CacheableModel>(
-        _ type: Model.Type, forKey key: String?, session given: CacheSession?, onlyIfCached: Bool = false,
+        _ type: Model.Type, forKey key: String?, session given: CacheSession?, onlyWhileCurrent: Bool = false, onlyIfCached: Bool = false,
         _ transform: (inout [Model], _ nextPageCursor: inout String?) throws -> Void
     ) throws -> (items: [Model], cachedDate: Date)? {
         let info = typeInfo(Model.self)
@@ -197,19 +203,25 @@ extension CollectionStore {
                 cacheName: info.cacheName, key: key)
         }
         return try Self.updatesUnderWay.withValue(Self.updatesUnderWay.get().union([updateKey])) { () throws -> (items: [Model], cachedDate: Date)? in
-            // Read and write for one user: a switch during the read means reading again (or,
-            // for a given session, dropping the update).
+            // Read and write for one user. Without a session, the current one: a switch during
+            // the read means reading again. With one, that user's space, current or not; the
+            // update is dropped only when that user's data was removed since.
             var switchesSeen = 0
             var conflicts: UInt32 = 0
             for _ in 0..<Self.maximumUpdateAttempts {
-                let (current, switches, slot) = state.withLock { ($0.session, $0.sessions.switches, $0.userSlot) }
-                if let given, given != current { return nil }
-                let memoryKey = MemoryKey(type: id, key: key, user: slot)
+                let decided = state.withLock { state -> (target: CacheSession, isCurrent: Bool, switches: UInt64, slot: Int?)? in
+                    let target = given ?? state.session
+                    guard target.mayWrite(in: state.sessions), !onlyWhileCurrent || state.user == target.user else { return nil }
+                    return (target, state.user == target.user, state.sessions.switches, state.sessions.slot(of: target.user))
+                }
+                guard let (target, isCurrent, switches, slot) = decided else { return nil }
+                // A user this process never had has no entries in memory: its key never matches.
+                let memoryKey = MemoryKey(type: id, key: key, user: slot ?? -1)
                 let writesBefore = state.withLock { $0.beginUpdate(memoryKey) }
                 defer { state.withLock { $0.endUpdate(memoryKey) } }
                 // The archive as it is before the read: the result is written only if no one,
                 // in any process, has replaced it since.
-                let archiveKey = ArchiveKey(info.cacheNamePart, user: current.user, key: key)
+                let archiveKey = ArchiveKey(info.cacheNamePart, user: target.user, key: key)
                 let path = disk.store.layout.archivePath(for: archiveKey)
                 let archive = ArchiveExpectation(identity: disk.store.facts(of: path)?.identity)
                 // The items read must be that archive's: a clean copy in memory of another file
@@ -222,11 +234,18 @@ extension CollectionStore {
                     else { return }
                     state.memory.remove(archiveKey)
                 }
-                let cached = try readCollection(Model.self, key: key, switches: switches)
-                if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
-                    switchesSeen += 1
-                    if given != nil || switchesSeen >= 3 { return nil }
-                    continue
+                let cached: LoadedCollection<Model>?
+                if isCurrent {
+                    cached = try readCollection(Model.self, key: key, switches: switches)
+                    if cached == nil, state.withLock({ $0.sessions.switches }) != switches {
+                        // The user switched during the read: read again, for the session's user
+                        // (given) or the new current one.
+                        switchesSeen += 1
+                        if onlyWhileCurrent || given == nil && switchesSeen >= 3 { return nil }
+                        continue
+                    }
+                } else {
+                    cached = try readCollection(Model.self, key: key, ofOtherUser: target.user)
                 }
                 if cached == nil && onlyIfCached { return nil }
                 var items = cached?.items ?? []
@@ -236,7 +255,7 @@ extension CollectionStore {
                 do {
                     let stored = try save(
                         items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
-                        validators: cached?.validators, nextPageCursor: cursor, session: current, kept: kept,
+                        validators: cached?.validators, nextPageCursor: cursor, session: target, kept: kept,
                         onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore }, ifArchiveStill: archive)
                     return stored.map { (items, $0) }
                 } catch is WriteConflict {
@@ -249,7 +268,7 @@ extension CollectionStore {
                 }
             }
             throw AppCacheError(
-                code: .nestedUpdate,
+                code: .updateContention,
                 message: "The collection kept changing while updateItems ran; the update was given up after \(Self.maximumUpdateAttempts) attempts.",
                 cacheName: info.cacheName, key: key)
         }

@@ -97,6 +97,14 @@ final class CollectionStore: Sendable {
         state.withLock { ($0.session, $0.sessions.switches) }
     }
 
+    /// Where work bound to `session` stands now: whether its user is the current one, whether
+    /// it may still land (``CacheSession/mayWrite(in:)``), and the count of switches so far.
+    func standing(of session: CacheSession) -> (isCurrent: Bool, mayWrite: Bool, switches: UInt64) {
+        state.withLock { state in
+            (session.isCurrent(in: state.sessions), session.mayWrite(in: state.sessions), state.sessions.switches)
+        }
+    }
+
     /// What the store needs to know of a model type, resolved once: `cacheName` may be slow
     /// (the default interpolates the type's name).
     struct TypeInfo {

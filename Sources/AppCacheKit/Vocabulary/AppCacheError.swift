@@ -84,8 +84,12 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// A key longer than an archive header holds (64 KiB of UTF-8). Nothing was cached.
         public static let invalidKey = Code("invalidKey")
         /// `updateItems` was called from inside an `updateItems` of the same collection (which
-        /// would undo it), or other writers kept changing the collection while it ran.
+        /// would undo it). Nothing was changed.
         public static let nestedUpdate = Code("nestedUpdate")
+        /// `updateItems` gave up: the collection kept changing under it, in this process or
+        /// others, through every one of its attempts (each reads, transforms and writes only
+        /// if nothing came between). Until this round such an update threw `nestedUpdate`.
+        public static let updateContention = Code("updateContention")
         /// The disk cannot be written now: another process (or instance) held the root's lock
         /// file for longer than ``AppCache/Configuration/lockTimeout`` (it may be suspended or
         /// stopped), or the system is suspending this process (it said the app's background

@@ -39,7 +39,7 @@ struct DiskDateTests {
     private func expectMiss(_ cache: AppCache, key: String, _ comment: Comment) throws {
         #expect(try cache.getCachedItems(Plain.self, forKey: key) == nil, comment)
         #expect(try cache.cachedCollection(Plain.self, forKey: key) == nil, comment)
-        #expect(cache.cachedDate(of: Plain.self, forKey: key) == nil, comment)
+        #expect(cache.cachedDate(Plain.self, forKey: key) == nil, comment)
         #expect(cache.isStale(Plain.self, forKey: key), comment)
         #expect(try !cache.entries().contains { $0.key == key && $0.cacheName == Plain.cacheName }, comment)
         _ = try cache.entriesOfAllUsers()
