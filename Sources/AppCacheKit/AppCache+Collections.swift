@@ -239,7 +239,7 @@ extension AppCache {
     /// counts as stale too. Reads the cached date only (from memory, or the archive's
     /// modification date), never the items.
     public func isStale<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) -> Bool {
-        store.dating(type, forKey: key)?.isStale ?? true
+        store.datedStaleness(type, forKey: key)?.isStale ?? true
     }
 
     /// When the collection of `Model` under `key` was cached; `nil` when there is none (or it

@@ -26,7 +26,7 @@ final class Outbox: Sendable {
         /// The kinds of queued changes this process knows (registered or enqueued), by name.
         var kinds: [String: MutationKind] = [:]
         /// The sender's schedule: its task, failures, the next retry, what was reported.
-        var sending = OutboxSending()
+        var sending = SenderSchedule()
     }
 
     let state = Locked(State())
@@ -154,7 +154,7 @@ final class Outbox: Sendable {
         let read: OutboxFile.Read
         do {
             // A user whose removal is still due has no queue any more.
-            read = store.readsMayReach(OutboxFile.path(for: user)) ? try OutboxFile.read(user, from: store.disk.store) : OutboxFile.Read()
+            read = store.isRemoved(OutboxFile.path(for: user)) ? OutboxFile.Read() : try OutboxFile.read(user, from: store.disk.store)
         } catch {
             store.reportAll([AppCacheError(
                 code: error.code, message: "The outbox of queued changes could not be read; it is left as it is.", path: error.path,

@@ -2,7 +2,7 @@ import Foundation
 
 /// Sends the current user's queued changes, one at a time, in order: a task of its own that
 /// decides (``nextSend(_:)``), notes the attempt, sends through the kind's registered sender
-/// and records the outcome (``record(_:of:in:)``), then waits for a wake-up or its backoff.
+/// and records the outcome (``finish(_:of:in:)``), then waits for a wake-up or its backoff.
 ///
 /// Of all the processes sharing the root, one sends at a time: the sender takes a lease in the
 /// lock file (``SenderLease``) for each send and renews it while the send runs.
@@ -76,7 +76,7 @@ final class OutboxSender: Sendable {
                 _ = lease.acquire(by: holder, root: root)
             }
         }
-        let outcome: OutboxSend.Outcome
+        let outcome: SendOutcome
         do {
             try await job.kind.send?(job.mutation, job.id)
             outcome = .accepted
@@ -86,12 +86,12 @@ final class OutboxSender: Sendable {
             outcome = .failed(error)
         }
         renewal.cancel()
-        return await LibraryThreads.run { [self] in record(outcome, of: job, in: outbox) }
+        return await LibraryThreads.run { [self] in finish(outcome, of: job, in: outbox) }
     }
 
     /// What the sender does next.
     enum SendDecision {
-        case send(OutboxSend)
+        case send(SendJob)
         /// Nothing to send until a wake-up, or until this long has passed.
         case wait(Duration?)
     }
@@ -119,7 +119,7 @@ final class OutboxSender: Sendable {
             // Waits for its sender (or a version of the app that knows it): reported once the
             // registrations at launch are over.
             guard let registered else { return .wait(nil) }
-            let grace = registered + OutboxSending.registrationGrace
+            let grace = registered + SenderSchedule.registrationGrace
             guard now >= grace else { return .wait(grace - now) }
             let report = outbox.state.withLock { $0.sending.reported.insert("waits \(head.entry.id)").inserted }
             if report {
@@ -133,7 +133,7 @@ final class OutboxSender: Sendable {
         }
         switch lease.acquire(by: holder, root: root) {
         case .held:
-            return .send(OutboxSend(session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key))
+            return .send(SendJob(session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key))
         case .heldElsewhere(let seconds):
             return .wait(.seconds(Int(seconds)))
         case .unavailable:
@@ -145,7 +145,7 @@ final class OutboxSender: Sendable {
     /// disk says, under the lock: another process may have sent it meanwhile).
     ///
     /// - Returns: whether to send it.
-    func noteAttempt(_ job: OutboxSend, in outbox: Outbox) -> Bool {
+    func noteAttempt(_ job: SendJob, in outbox: Outbox) -> Bool {
         let store = outbox.store
         do {
             let first = try store.withDiskWrites { batch -> Bool in
@@ -170,7 +170,7 @@ final class OutboxSender: Sendable {
     /// error and the sender backs off.
     ///
     /// - Returns: how long the sender waits before its next step.
-    func record(_ outcome: OutboxSend.Outcome, of job: OutboxSend, in outbox: Outbox) -> Duration? {
+    func finish(_ outcome: SendOutcome, of job: SendJob, in outbox: Outbox) -> Duration? {
         let store = outbox.store
         var problems: [AppCacheError] = []
         let user = job.session.user
@@ -211,7 +211,7 @@ final class OutboxSender: Sendable {
 
     /// Takes `job`'s change out of its user's queue (if it is still there: another process may
     /// have answered it) and lets the next send start at once.
-    private func markDone(_ job: OutboxSend, in outbox: Outbox) throws {
+    private func markDone(_ job: SendJob, in outbox: Outbox) throws {
         try outbox.store.withDiskWrites { batch in
             _ = try OutboxFile.change(for: job.session.user, in: &batch) { log in
                 log.entries.contains { $0.id == job.id } ? OutboxLog.done(job.id) : nil

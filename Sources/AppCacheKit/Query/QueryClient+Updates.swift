@@ -13,7 +13,7 @@ extension QueryClient {
             let expired = seen.last?.expiry.map { $0 <= client.store.configuration.now() } ?? false
             if seen.last == nil || now != seen.marks || expired {
                 seen.marks = now
-                let value = await LibraryThreads.run { client.observe(Model.self, key: key) }
+                let value = await LibraryThreads.run { client.readObserved(Model.self, key: key) }
                 if let value, value.differs(from: seen.last) { continuation.yield(value.items) }
                 seen.last = value ?? seen.last
                 client.observers.didLook()
@@ -87,7 +87,7 @@ extension QueryClient {
     ///
     /// - Parameter target: for a watch bound to a session, whose user's collection it follows
     ///   (confirmed items, for a user who is not current); `nil` for the current user's.
-    func observe<Model: CacheableModel>(_ type: Model.Type, key: String?, for target: CacheSession? = nil) -> Observed<Model>? {
+    func readObserved<Model: CacheableModel>(_ type: Model.Type, key: String?, for target: CacheSession? = nil) -> Observed<Model>? {
         if let target {
             let standing = store.standing(of: target)
             // The session's user's data was removed: there is nothing of theirs to show.
@@ -104,7 +104,7 @@ extension QueryClient {
                 }
             }
         }
-        guard var observed = observeConfirmed(Model.self, key: key) else { return nil }
+        guard var observed = readObservedConfirmed(Model.self, key: key) else { return nil }
         if let items = observed.items {
             (observed.items, observed.pending) = outbox.applyingPending(items, of: Model.self, key: key)
         }
@@ -112,7 +112,7 @@ extension QueryClient {
     }
 
     /// The confirmed collection as an observer sees it, without pending changes.
-    private func observeConfirmed<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
+    private func readObservedConfirmed<Model: CacheableModel>(_ type: Model.Type, key: String?) -> Observed<Model>? {
         func fromMemory() -> Observed<Model>? {
             let found = store.memoryLookup(ObjectIdentifier(Model.self), key) { memory, key in
                 memory.hit(key) { entry in (MemoryHit(entry), entry.itemsGeneration) }

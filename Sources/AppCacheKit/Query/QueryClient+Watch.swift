@@ -114,7 +114,7 @@ extension QueryClient {
 
         // 1. Look.
         let target = watch.target
-        if let observed = await LibraryThreads.run({ [self] in observe(Model.self, key: key, for: target) }), observed.differs(from: watch.last) {
+        if let observed = await LibraryThreads.run({ [self] in readObserved(Model.self, key: key, for: target) }), observed.differs(from: watch.last) {
             if watch.isFirst && watch.fetchesFirst && watch.policy == .fetchFirst {
                 watch.held = observed
             } else {

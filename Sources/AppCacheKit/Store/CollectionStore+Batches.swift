@@ -173,14 +173,18 @@ extension CollectionStore {
         }
     }
 
-    /// Whether a read may go to the disk at `path`: not while a removal of its directory is
-    /// still due (its archives are removed as far as reads go; the write-back thread takes them
-    /// off the disk). A read never runs a batch, so it never waits for the lock file. Renews
-    /// this process's presence on the root (``PeerPresence``).
-    func readsMayReach(_ path: CachePath) -> Bool {
-        // A process that reads the disk counts as present: writers of others write back promptly.
+    /// Whether `path` is in a directory whose removal is recorded but not yet carried out, by
+    /// this process (``DueWipes``) or another (``PendingRemovals``): its archives are removed
+    /// as far as reads go, while the write-back thread takes them off the disk. A read asks it
+    /// instead of running a batch, so it never waits for the lock file.
+    func isRemoved(_ path: CachePath) -> Bool {
+        disk.coordinator.removals.covers(path.directory) || state.withLock { $0.dueWipes.covers(path.directory) }
+    }
+
+    /// Notes that this process reads the root (``PeerPresence``): other processes' writers
+    /// then write back promptly, so what they cache reaches this one's reads.
+    func renewPresence() {
         disk.coordinator.presence.renew()
-        return !disk.coordinator.removals.covers(path.directory) && !state.withLock { $0.dueWipes.covers(path.directory) }
     }
 
     /// Carries out the removals still due, before work that lists or measures the disk.

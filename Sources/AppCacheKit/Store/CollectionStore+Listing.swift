@@ -148,7 +148,7 @@ extension CollectionStore {
         let paths = paths.filter { !due.covers($0.directory) && !removals.covers($0.directory) }
         let change = disk.changeCount
         let (memoryEntries, epoch, thresholds) = state.withLock { state in
-            state.observe(change: change)
+            state.syncWithDisk(change: change)
             return (
                 state.memory.entries(user: memoryUser), state.memory.epoch,
                 Dictionary(state.types.values.map { ($0.cacheName, $0.threshold) }, uniquingKeysWith: { first, _ in first }))

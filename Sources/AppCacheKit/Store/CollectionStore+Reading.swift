@@ -16,7 +16,8 @@ extension CollectionStore {
         if let entry { return entry.entry.record.isExpired(at: now) ? nil : entry.entry.cachedDate }
         let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
         let path = disk.store.layout.archivePath(for: archiveKey)
-        guard readsMayReach(path), let archive = disk.store.summary(at: path, forKey: archiveKey),
+        renewPresence()
+        guard !isRemoved(path), let archive = disk.store.summary(at: path, forKey: archiveKey),
             ReadableVersions(of: Model.self).reads(archive.record.schemaVersion)
         else { return nil }
         // An archive of a model version `Model` cannot read is a miss for every read, so it has
@@ -26,7 +27,7 @@ extension CollectionStore {
 
     /// When the collection of `Model` under `key` was cached and whether that is stale; `nil`
     /// when there is none. Reads no items.
-    func dating<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> (cachedDate: Date, isStale: Bool)? {
+    func datedStaleness<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> (cachedDate: Date, isStale: Bool)? {
         guard let date = cachedDate(of: type, forKey: key) else { return nil }
         return (date, isStale(Model.self, key: key, cachedAt: date))
     }
@@ -173,7 +174,8 @@ extension CollectionStore {
                 generation: held.itemsGeneration)
         }
         let path = disk.store.layout.archivePath(for: archiveKey)
-        guard readsMayReach(path) else { return nil }
+        renewPresence()
+        guard !isRemoved(path) else { return nil }
         let read = try disk.store.read(at: path, forKey: archiveKey, versions: ReadableVersions(of: Model.self), change: disk.changeCount) {
             record, payload in
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
@@ -276,7 +278,7 @@ extension CollectionStore {
     func checkedEntry(_ find: (inout StoreState) -> MemoryKey?) -> (key: MemoryKey, entry: MemoryEntry)? {
         let change = disk.changeCount
         let found = state.withLock { state -> (key: MemoryKey, entry: MemoryEntry, epoch: UInt32)? in
-            state.observe(change: change)
+            state.syncWithDisk(change: change)
             guard let key = find(&state), let entry = state.memory.peek(key) else { return nil }
             return (key, entry, state.memory.epoch)
         }
@@ -314,7 +316,8 @@ extension CollectionStore {
         }
         let mutationsBeforeRead = conflict == nil ? context.mutations : state.withLock { $0.memory.mutations }
         let path = disk.store.layout.archivePath(for: archiveKey)
-        guard readsMayReach(path) else { return nil }
+        renewPresence()
+        guard !isRemoved(path) else { return nil }
         let versions = ReadableVersions(of: Model.self)
         // The payload is decoded where it was read, in the read's own buffer.
         let read = try disk.store.read(at: path, forKey: archiveKey, versions: versions, change: disk.changeCount) {

@@ -256,7 +256,7 @@ extension CollectionStore {
                     let stored = try save(
                         items, forKey: key, expiresAfter: nil, pinned: cached?.isPinned ?? false,
                         validators: cached?.validators, nextPageCursor: cursor, session: target, kept: kept,
-                        onlyIf: { state in state.updates[memoryKey]?.writes == writesBefore }, ifArchiveStill: archive)
+                        onlyIf: { state in state.updateCounters[memoryKey]?.writes == writesBefore }, ifArchiveStill: archive)
                     return stored.map { (items, $0) }
                 } catch is WriteConflict {
                     // Another writer won the race: wait a random moment, longer after each

@@ -45,7 +45,7 @@ final class CollectionStore: Sendable {
             onProblem: reports.add)
         // The state exists before the writer, whose batches tell it what they found.
         let state = Locked(StoreState(
-            sessions: UserSessions(user: configuration.user),
+            sessions: UserTable(user: configuration.user),
             memory: MemoryStore(
                 byteLimit: configuration.memoryByteLimit, entryLimit: configuration.memoryEntryLimit,
                 tracksReads: configuration.diskByteLimit != nil),
@@ -192,7 +192,7 @@ final class CollectionStore: Sendable {
             didLock: { reopened, change in
                 state.withLock { state in
                     if reopened { state.memory.requireRecheck() }
-                    state.observe(change: change)
+                    state.syncWithDisk(change: change)
                 }
             },
             takeReadArchives: {

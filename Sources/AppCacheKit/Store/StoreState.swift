@@ -7,7 +7,7 @@ import Foundation
 /// Thread safety: only inside ``CollectionStore/state``'s lock; nothing in it does I/O.
 struct StoreState {
     /// The current user and the sessions bound to users.
-    var sessions: UserSessions
+    var sessions: UserTable
     var memory: MemoryStore
     var types: [ObjectIdentifier: CollectionStore.TypeInfo] = [:]
     /// The types whose collections the binary codec left to JSON, told to `diagnostics`.
@@ -35,23 +35,23 @@ struct StoreState {
     var pending = PendingDigest()
     /// The collections an `updateItems` is working on: how many updates, and how many
     /// writes each has had since (an update stores its result only if none came between).
-    var updates: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
+    var updateCounters: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
 
     /// Starts following writes of `key` for an update; returns the count to compare with.
     mutating func beginUpdate(_ key: MemoryKey) -> UInt64 {
-        updates[key, default: (0, 0)].updaters += 1
-        return updates[key]!.writes
+        updateCounters[key, default: (0, 0)].updaters += 1
+        return updateCounters[key]!.writes
     }
 
     /// Stops following writes of `key` for one update.
     mutating func endUpdate(_ key: MemoryKey) {
-        guard let counters = updates[key] else { return }
-        if counters.updaters <= 1 { updates[key] = nil } else { updates[key]!.updaters -= 1 }
+        guard let counters = updateCounters[key] else { return }
+        if counters.updaters <= 1 { updateCounters[key] = nil } else { updateCounters[key]!.updaters -= 1 }
     }
 
     /// Counts a write of `key` for the updates working on it.
     mutating func noteWrite(_ key: MemoryKey) {
-        if !updates.isEmpty, updates[key] != nil { updates[key]!.writes &+= 1 }
+        if !updateCounters.isEmpty, updateCounters[key] != nil { updateCounters[key]!.writes &+= 1 }
     }
 
     /// The current user; `nil` for the shared space.
@@ -72,7 +72,7 @@ struct StoreState {
     /// Takes note of the coordinator's change count: a count someone else moved on means
     /// every entry must be checked against its archive before it is served again, and the
     /// entries of users another process removed go, dirty ones too.
-    mutating func observe(change: UInt64) {
+    mutating func syncWithDisk(change: UInt64) {
         guard change != syncedChange else { return }
         memory.requireRecheck()
         syncedChange = change

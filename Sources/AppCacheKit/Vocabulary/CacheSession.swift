@@ -22,13 +22,13 @@ public struct CacheSession: Sendable, Hashable {
 extension CacheSession {
     /// Whether work begun in this session may still land: its user's data was not removed
     /// since (the user need not be current). The one rule for every `for session:` call.
-    func mayWrite(in sessions: UserSessions) -> Bool {
+    func mayWrite(in sessions: UserTable) -> Bool {
         sessions.holds(self)
     }
 
     /// Whether this session's user is the current user and their data was not removed since:
     /// what work that shows its result to the current user (a load's answer, a send) asks.
-    func isCurrent(in sessions: UserSessions) -> Bool {
+    func isCurrent(in sessions: UserTable) -> Bool {
         sessions.user == user && sessions.holds(self)
     }
 }

@@ -39,7 +39,7 @@ import Testing
         }
     }
 
-    static func key(_ session: CacheSession = UserSessions(user: "alice").current, _ key: String? = "top", cursor: String? = nil) -> FlightTable.Key {
+    static func key(_ session: CacheSession = UserTable(user: "alice").current, _ key: String? = "top", cursor: String? = nil) -> FlightTable.Key {
         FlightTable.Key(session: session, type: ObjectIdentifier(Plain.self), key: key, pageCursor: cursor)
     }
 
@@ -70,11 +70,11 @@ import Testing
 
     @Test func otherCollectionsUsersSessionsAndPagesFlyApart() async {
         let table = FlightTable()
-        var sessions = UserSessions(user: "alice")
+        var sessions = UserTable(user: "alice")
         let before = sessions.current
         sessions.didRemoveData(of: "alice")
         let keys = [
-            Self.key(before), Self.key(before, "other"), Self.key(UserSessions(user: "bob").current),
+            Self.key(before), Self.key(before, "other"), Self.key(UserTable(user: "bob").current),
             Self.key(sessions.current), Self.key(before, cursor: "page-2"),
             FlightTable.Key(session: before, type: ObjectIdentifier(Note.self), key: "top"),
         ]

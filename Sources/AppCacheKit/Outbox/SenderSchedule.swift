@@ -3,8 +3,8 @@ import Foundation
 /// What a cache's sender of queued changes knows between its steps: whether it runs, the
 /// backoff after failed sends, and what was reported already.
 ///
-/// Thread safety: a value inside the cache's state lock.
-struct OutboxSending {
+/// Thread safety: a value inside the ``Outbox``'s lock.
+struct SenderSchedule {
     /// The sender's task, once started (by the first registration or enqueue).
     var task: Task<Void, Never>?
     /// Failed sends in a row (the backoff's count); reset by a success, a rejection, the
@@ -26,21 +26,5 @@ struct OutboxSending {
     mutating func retryNow() {
         failures = 0
         retryAt = nil
-    }
-}
-
-/// One send the sender decided on: the queue's first change, for its user.
-struct OutboxSend: Sendable {
-    var session: CacheSession
-    var id: UUID
-    var mutation: any CacheMutation
-    var kind: MutationKind
-    var key: String?
-
-    /// What became of it.
-    enum Outcome {
-        case accepted
-        case rejected(MutationRejected)
-        case failed(any Error)
     }
 }

@@ -4,7 +4,7 @@
 ///
 /// A value inside the cache's state lock; every change of user and every removal of a user's
 /// data goes through it, so "may this write still land?" has one answer.
-struct UserSessions {
+struct UserTable {
     /// The current user; `nil` for the shared space.
     private(set) var user: String?
     /// The current user's number in memory keys.

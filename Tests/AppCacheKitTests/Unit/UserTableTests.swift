@@ -2,12 +2,12 @@ import Testing
 
 @testable import AppCacheKit
 
-/// ``UserSessions``: the current user, the number each user has in memory keys for as long as
+/// ``UserTable``: the current user, the number each user has in memory keys for as long as
 /// the cache lives, and whether a ``CacheSession`` taken earlier still holds (no removal of its
 /// user's data since), the one answer to "may this write still land?".
-@Suite struct UserSessionsTests {
+@Suite struct UserTableTests {
     @Test func eachUserKeepsTheirNumberAcrossSwitches() {
-        var sessions = UserSessions(user: "alice")
+        var sessions = UserTable(user: "alice")
         #expect(sessions.user == "alice" && sessions.slot == 0 && sessions.switches == 0)
         sessions.switchUser(to: "bob")
         #expect(sessions.user == "bob" && sessions.slot == 1)
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func aSessionHoldsUntilItsUsersDataIsRemoved() {
-        var sessions = UserSessions(user: "alice")
+        var sessions = UserTable(user: "alice")
         let alice = sessions.current
         sessions.switchUser(to: "bob")
         let bob = sessions.current
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func removingEveryUsersDataEndsEverySessionTakenBefore() {
-        var sessions = UserSessions(user: nil)
+        var sessions = UserTable(user: nil)
         let shared = sessions.current
         sessions.switchUser(to: "alice")
         let alice = sessions.current

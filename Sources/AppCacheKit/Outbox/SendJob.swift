@@ -1,0 +1,20 @@
+import Foundation
+
+/// One send the sender decided on: the queue's first change, for its user.
+struct SendJob: Sendable {
+    var session: CacheSession
+    var id: UUID
+    var mutation: any CacheMutation
+    var kind: MutationKind
+    var key: String?
+}
+
+/// What became of a send.
+enum SendOutcome {
+    /// The server accepted the mutation.
+    case accepted
+    /// The server refused it for good.
+    case rejected(MutationRejected)
+    /// It failed for now; it is tried again later.
+    case failed(any Error)
+}
