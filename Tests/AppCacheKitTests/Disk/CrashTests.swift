@@ -1,0 +1,109 @@
+import Foundation
+import MenuModel
+import Testing
+@testable import AppCacheKit
+
+/// A process killed mid-batch leaves the index exact again after the next open plus one write:
+/// every collection old or new, `diskUsage` equal to the archives on disk, no temporary file.
+/// (The torture program kills real processes; these tests replay what a kill leaves behind.)
+struct CrashTests {
+    /// Leaves the lock file as a holder killed mid-batch leaves it: the crash flag set.
+    private func markBatchUnfinished(_ fixture: Fixture) throws {
+        let handle = try FileHandle(forUpdating: URL(filePath: fixture.layout().versionPath + "/" + ProcessCoordinator.fileName))
+        try handle.seek(toOffset: 8)
+        try handle.write(contentsOf: Data([1, 0, 0, 0, 0, 0, 0, 0]))
+        try handle.close()
+    }
+
+    private func appendJournal(_ fixture: Fixture, _ records: [DiskIndex.Record]) throws {
+        let handle = try FileHandle(forWritingTo: URL(filePath: fixture.journalPath))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: IndexJournal.bytes(records))
+        try handle.close()
+    }
+
+    @Test func aKillBetweenTheRenameAndTheJournalLineIsSettled() throws {
+        let fixture = try Fixture()
+        let key = ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)
+        let path = fixture.layout().archivePath(for: key)
+        try fixture.openCache().cacheItems(MenuItem.sampleMenu(count: 2))
+        // The killed batch announced the change, renamed a bigger archive into place and left
+        // a second temporary file; its outcome line never reached the journal.
+        try appendJournal(fixture, [.willChange(path: path, temporaryName: ".tmp-dead")])
+        try fixture.plant(
+            ArchiveRecord(payload: try JSONEncoder().encode(MenuItem.sampleMenu(count: 40)), codec: 1, schemaVersion: 1, cachedDate: Date()),
+            forKey: key)
+        let leftover = fixture.layout().userPath("alice") + "/.tmp-dead"
+        try Data("half".utf8).write(to: URL(filePath: leftover))
+        try markBatchUnfinished(fixture)
+
+        let cache = try fixture.openCache()
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 40), "the new items, whole")
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
+    }
+
+    @Test func aKillBeforeTheRenameKeepsTheOldCollection() throws {
+        let fixture = try Fixture()
+        let key = ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)
+        try fixture.openCache().cacheItems(MenuItem.sampleMenu(count: 2))
+        try appendJournal(fixture, [.willChange(path: fixture.layout().archivePath(for: key), temporaryName: ".tmp-half")])
+        let leftover = fixture.layout().userPath("alice") + "/.tmp-half"
+        try Data("ACA1 and then nothing".utf8).write(to: URL(filePath: leftover))
+        try markBatchUnfinished(fixture)
+
+        // One write (of another collection) after the open settles it.
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 1)])
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 2), "the old items, whole")
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
+    }
+
+    @Test func aKillDuringALogoutWipeIsSettled() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(MenuItem.sampleMenu(count: 3))
+        try cache.switchUser(to: "bob")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 1))
+        cache.store.waitForBackgroundWork()  // the switch's record of bob, before the "kill"
+        // The wipe of alice was announced and her directory moved out of view; then the kill.
+        try appendJournal(fixture, [.willRemoveAll(directory: "user-alice")])
+        try FileManager.default.moveItem(atPath: fixture.layout().userPath("alice"), toPath: fixture.rootPath + "/.wipe-dead")
+        try markBatchUnfinished(fixture)
+
+        let reopened = try fixture.openCache(user: "bob")
+        #expect(try reopened.bytesOnDisk() == (try fixture.measuredUsage()))
+        #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/.wipe-dead"), "trash goes on the next open")
+        #expect(try reopened.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
+    }
+
+    @Test func aKillDuringAJournalCompactionIsSettled() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        try appendJournal(fixture, [.willCompact(temporaryName: ".tmp-compacting")])
+        let leftover = fixture.layout().versionPath + "/.tmp-compacting"
+        try Data("00000000 H 2\n".utf8).write(to: URL(filePath: leftover))
+        try markBatchUnfinished(fixture)
+
+        let cache = try fixture.openCache()
+        try cache.cacheItems([Plain(value: 2)], forKey: "b")
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
+    }
+
+    /// Without a crash, no batch reads the journal, so settling costs nothing in the usual case;
+    /// the journal stays compact as it grows.
+    @Test func theJournalIsCompactedAsItGrows() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        for round in 0..<3000 {
+            try cache.cacheItems([Plain(value: round)], forKey: "k\(round % 20)")
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int ?? 0
+        #expect(size < 3 * JournalLedger.minimumCompactionSize)
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
+        #expect(fixture.allFiles().allSatisfy { !$0.contains(".tmp-") })
+    }
+}
