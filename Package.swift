@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(
             name: "AppCacheKitTests",
             dependencies: ["AppCacheKit", "MenuModel", "AppCacheTestSupport"],
-            exclude: ["Fixtures"]
+            exclude: ["Disk/Fixtures"]
         ),
         .testTarget(
             name: "ExampleTests",
