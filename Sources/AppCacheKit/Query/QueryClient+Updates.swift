@@ -4,44 +4,45 @@ extension QueryClient {
     /// The items of `Model` under `key` now and after every change (see
     /// ``AppCache/updates(_:forKey:)``).
     func updates<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> AsyncStream<[Model]?> {
-        let (stream, continuation) = StreamPair.nonThrowing(of: [Model]?.self, bufferingPolicy: .bufferingNewest(1))
-        let signal = ChangeSignal()
-        let identifier = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
-        watcher.start()
-        let task = FollowLoop.start(holding: self, signal: signal, state: { UpdatesState<Model>() }) { client, seen in
+        following(store.typeInfo(Model.self).cacheName, key: key, state: { UpdatesState<Model>() }) { client, signal, seen, yield in
             let now = (fires: signal.fireCount, change: client.store.disk.changeCount)
             let expired = seen.last?.expiry.map { $0 <= client.store.configuration.now() } ?? false
             if seen.last == nil || now != seen.marks || expired {
                 seen.marks = now
                 let value = await LibraryThreads.run { client.readObserved(Model.self, key: key) }
-                if let value, value.differs(from: seen.last) { continuation.yield(value.items) }
+                if let value, value.differs(from: seen.last) { yield(value.items) }
                 seen.last = value ?? seen.last
                 client.observers.didLook()
             }
             // Only an expiry needs a timer; other changes wake the stream.
             return .wait(seen.last?.expiry.map { .seconds(max($0.timeIntervalSince(client.store.configuration.now()), 0) + 0.001) })
-        } finish: { _ in
-            continuation.finish()
         }
-        continuation.onTermination = { [weak self] _ in
-            task.cancel()
-            self?.observers.remove(identifier)
-        }
-        return stream
     }
 
     /// The current user's pending changes now and after every change of the queue (see
     /// ``AppCache/pendingMutationUpdates()``).
     func pendingMutationUpdates() -> AsyncStream<[PendingMutation]> {
-        let (stream, continuation) = StreamPair.nonThrowing(of: [PendingMutation].self, bufferingPolicy: .bufferingNewest(1))
-        let signal = ChangeSignal()
-        let identifier = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
-        watcher.start()
-        let task = FollowLoop.start(holding: self, signal: signal, state: { [PendingMutation]?.none }) { client, last in
+        following(Outbox.observerName, key: nil, state: { [PendingMutation]?.none }) { client, _, last, yield in
             let value = await LibraryThreads.run { client.outbox.pendingMutations }
-            if value != last { continuation.yield(value) }
+            if value != last { yield(value) }
             last = value
             return .wait(nil)
+        }
+    }
+
+    /// A stream of the newest value only, made by `step` on a ``FollowLoop`` woken by the
+    /// changes observers hear of `cacheName` and `key` (and by other processes, through the
+    /// watcher); it ends when its consumer does, or when the cache goes.
+    private func following<Value: Sendable, State>(
+        _ cacheName: String, key: String?, state: @escaping @Sendable () -> State,
+        step: @escaping @Sendable (QueryClient, ChangeSignal, inout State, (Value) -> Void) async -> FollowLoop.Next
+    ) -> AsyncStream<Value> {
+        let (stream, continuation) = StreamPair.nonThrowing(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let signal = ChangeSignal()
+        let identifier = observers.add(cacheName: cacheName, key: key, signal: signal)
+        watcher.start()
+        let task = FollowLoop.start(holding: self, signal: signal, state: state) { client, state in
+            await step(client, signal, &state) { continuation.yield($0) }
         } finish: { _ in
             continuation.finish()
         }
