@@ -77,7 +77,7 @@ extension AppCache {
     }
 
     /// The collections of the current user, listed on the library's threads: the caller's
-    /// task never waits for the disk, and the cooperative pool stays free (see ``entries()``).
+    /// task never waits for the disk, and the cooperative pool stays free (see ``entries()-15aed``).
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when the cache cannot be listed.
     public func entries() async throws -> [CacheEntry] {
@@ -102,7 +102,7 @@ extension AppCache {
     /// The current user's collections, listed on the library's threads: `await entries()`, by
     /// its earlier spelling.
     ///
-    /// - Throws: what ``entries()`` throws.
+    /// - Throws: what ``entries()-15aed`` throws.
     @available(*, deprecated, message: "Use `await entries()`: the sync and async forms share their name.")
     public func listEntries() async throws -> [CacheEntry] {
         try await LibraryThreads.run { [store] in try store.entries() }
@@ -111,7 +111,7 @@ extension AppCache {
     /// Every user's collections, listed on the library's threads: `await entriesOfAllUsers()`,
     /// by its earlier spelling.
     ///
-    /// - Throws: what ``entriesOfAllUsers()`` throws.
+    /// - Throws: what ``entriesOfAllUsers()-7yion`` throws.
     @available(*, deprecated, message: "Use `await entriesOfAllUsers()`: the sync and async forms share their name.")
     public func listEntriesOfAllUsers() async throws -> [CacheEntry] {
         try await LibraryThreads.run { [store] in try store.entriesOfAllUsers() }
@@ -173,14 +173,14 @@ extension AppCache {
     }
 
     /// The bytes the archives take on disk, measured on the library's threads (see
-    /// ``bytesOnDisk()``).
+    /// ``bytesOnDisk()-9srlz``).
     ///
-    /// - Throws: what ``bytesOnDisk()`` throws.
+    /// - Throws: what ``bytesOnDisk()-9srlz`` throws.
     public func bytesOnDisk() async throws -> Int {
         try await LibraryThreads.run { [store] in try store.bytesOnDisk() }
     }
 
-    /// The bytes the archives take on disk; `0` when they cannot be measured: ``bytesOnDisk()``,
+    /// The bytes the archives take on disk; `0` when they cannot be measured: ``bytesOnDisk()-9srlz``,
     /// by its earlier spelling, a property that may wait on the lock file.
     @available(*, deprecated, message: "Use `bytesOnDisk()`, a method that says it may wait and throws when it cannot measure.")
     public var diskUsage: Int {

@@ -70,7 +70,7 @@ extension AppCache {
         queries.load(Model.self, forKey: key, policy: policy, retry: retry, fetch: fetch)
     }
 
-    /// Loads as ``load(_:forKey:policy:retry:fetch:)`` does, with a fetch that takes the stored
+    /// Loads as ``load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` does, with a fetch that takes the stored
     /// validators only: a convenience that forwards to it.
     ///
     /// - Parameters:
@@ -91,7 +91,7 @@ extension AppCache {
         queries.load(Model.self, forKey: key, policy: policy, retry: retry) { context in try await fetch(context.validators) }
     }
 
-    /// Loads the collection of `Model` under `key` as ``load(_:forKey:policy:retry:fetch:)``
+    /// Loads the collection of `Model` under `key` as ``load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)``
     /// does, then follows it: yields every later change (any writer, any process) and
     /// refetches on its own while the stream is consumed.
     ///
@@ -178,7 +178,7 @@ extension AppCache {
     }
 
     /// Loads the collection of `Model` under `key` of `session`'s user, as
-    /// ``load(_:forKey:policy:retry:fetch:)`` does for the current user.
+    /// ``load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` does for the current user.
     ///
     /// The load reads that user's cached items whether or not they are current (for a user
     /// who is not, the confirmed items), and what its fetch brings lands in that user's space;
@@ -208,7 +208,7 @@ extension AppCache {
     /// returns the whole collection.
     ///
     /// The first page comes from a fetch that answers ``FetchResult/page(_:next:validators:)``
-    /// (through ``load(_:forKey:policy:retry:fetch:)`` or ``watch(_:forKey:policy:refresh:retry:fetch:)``):
+    /// (through ``load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` or ``watch(_:forKey:policy:refresh:retry:fetch:)``):
     /// it replaces the collection and stores the cursor of the page after it, with the
     /// validators, in the archive (a relaunch goes on from there). Each call fetches the page at
     /// the stored cursor, appends its items (an item whose `id` is already present is replaced
@@ -323,7 +323,7 @@ extension AppCache {
     }
 
     /// Marks the collection of `Model` under `key` stale now, without removing its items: the
-    /// next ``load(_:forKey:policy:retry:fetch:)`` fetches, and a watched collection refetches.
+    /// next ``load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` fetches, and a watched collection refetches.
     ///
     /// Recorded in the root (`.invalidations`), so a relaunch and every other process sharing
     /// it judge the collection stale too; their `updates` and watches hear of it through the

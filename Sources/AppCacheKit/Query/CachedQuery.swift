@@ -3,7 +3,7 @@ public import Foundation
 public import Observation
 
 /// A collection for a SwiftUI view: the cached items at once, refreshed as a
-/// ``AppCache/load(_:forKey:policy:retry:fetch:)`` would, kept current with every change made
+/// ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` would, kept current with every change made
 /// anywhere in the app, and refetched as a ``AppCache/watch(_:forKey:policy:refresh:retry:fetch:)``
 /// refetches: on invalidation, when the app comes back or the network does (if stale), and on a
 /// polling interval.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One fetch under way for ``AppCache/load(_:forKey:policy:retry:fetch:)``, shared by every load of
+/// One fetch under way for ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)``, shared by every load of
 /// the same user, model type and key that needs it: the fetch runs once, each waiting load gets
 /// its outcome.
 ///

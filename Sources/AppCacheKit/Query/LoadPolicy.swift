@@ -1,4 +1,4 @@
-/// When ``AppCache/load(_:forKey:policy:retry:fetch:)`` fetches, and what it yields first.
+/// When ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` fetches, and what it yields first.
 public enum LoadPolicy: Sendable, Hashable {
     /// Yields what is cached at once; fetches only when it is stale or missing, then yields the
     /// fetched items. The default: the screen shows something at once and is current soon after.

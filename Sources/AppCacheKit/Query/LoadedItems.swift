@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One answer of ``AppCache/load(_:forKey:policy:retry:fetch:)``: items, how old they are and where
+/// One answer of ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)``: items, how old they are and where
 /// they came from.
 public struct LoadedItems<Model: CacheableModel>: Sendable {
     /// Where a load's items came from.

@@ -1,7 +1,7 @@
 import Foundation
 
 extension QueryClient {
-    /// ``AppCache/load(_:forKey:policy:retry:fetch:)`` whose fetch gets a ``LoadContext``: the cached
+    /// ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` whose fetch gets a ``LoadContext``: the cached
     /// items of the user the fetch is for, with their validators.
     ///
     /// - Parameter given: the session the load is bound to (``AppCache/load(_:forKey:policy:retry:for:fetch:)``);

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a failed fetch of ``AppCache/load(_:forKey:policy:retry:fetch:)`` is tried again:
+/// How a failed fetch of ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` is tried again:
 /// exponential backoff with full jitter, a bounded number of attempts, and no attempt burnt
 /// while the device is offline.
 ///

@@ -2,7 +2,7 @@ import Foundation
 
 extension CollectionStore {
     /// The bytes the archives of the current app schema version take on disk, of every user
-    /// and every process sharing the root (see ``AppCache/bytesOnDisk()``).
+    /// and every process sharing the root (see ``AppCache/bytesOnDisk()-9srlz``).
     ///
     /// - Throws: what a batch throws.
     func bytesOnDisk() throws -> Int {

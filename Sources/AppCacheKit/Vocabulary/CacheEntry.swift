@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One cached collection as ``AppCache/entries()`` lists it: what it is and its state, read
+/// One cached collection as ``AppCache/entries()-15aed`` lists it: what it is and its state, read
 /// from memory and archive headers without decoding any items.
 public struct CacheEntry: Sendable, Hashable {
     /// The user it belongs to; `nil` for the shared, signed-out space.
@@ -21,7 +21,7 @@ public struct CacheEntry: Sendable, Hashable {
     public var modelSchemaVersion: Int
     /// Whether it is older than its staleness threshold, the same answer as
     /// ``AppCache/isStale(_:forKey:)``, ``AppCache/cachedCollection(_:forKey:)`` and
-    /// ``AppCache/load(_:forKey:policy:retry:fetch:)`` give: this cache's configuration decides (its
+    /// ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` give: this cache's configuration decides (its
     /// override for the cache name, else the type's own once this cache has used the type).
     /// For a type this cache knows nothing of, the threshold its writer judged by, recorded in
     /// the archive, else the default. Staleness is each process's policy (when it refetches):

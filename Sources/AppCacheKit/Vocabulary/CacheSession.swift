@@ -6,7 +6,7 @@
 /// removed since (``AppCache/signOut(removingData:)``, ``AppCache/removeUser(_:)``,
 /// ``AppCache/removeAllUsers()`` or ``AppCache/removeAll(includingPinned:)`` with pinned ones, its
 /// default; removing only unpinned collections is housekeeping, not a logout): a logout during a
-/// request never comes back as cached data. ``AppCache/load(_:forKey:policy:retry:fetch:)`` binds its
+/// request never comes back as cached data. ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` binds its
 /// writes the same way.
 ///
 /// A session belongs to the cache instance it came from.

@@ -1,7 +1,7 @@
 /// The HTTP validators a server sent with a collection: what a conditional request sends back
 /// (`If-None-Match`, `If-Modified-Since`) so the server can answer `304 Not Modified`.
 ///
-/// ``AppCache/load(_:forKey:policy:retry:fetch:)`` stores the validators a fetch returns with its
+/// ``AppCache/load(_:forKey:policy:retry:fetch:)-(_,_,_,_,(LoadContext<Model>)->FetchResult<Model>)`` stores the validators a fetch returns with its
 /// items in the collection's archive header, so they survive relaunches, and passes them to the
 /// next fetch of that collection.
 ///
