@@ -184,7 +184,7 @@ extension AppCache {
         @_spi(Benchmarks) public var packLimit = PackTable.defaultLimit
 
         /// System call failures to simulate. Tests only.
-        var faults: FileSystem.FaultInjector?
+        var faults: DiskFaults?
 
         /// Whether the process is an app extension, whose caches enforce the app's disk budget
         /// rather than set it (see ``diskByteLimit``); tests play one.
@@ -200,17 +200,6 @@ extension AppCache {
         /// A delay added to every file operation the cache makes: a slow disk, for the
         /// benchmark program to show who waits for it. Not for apps.
         @_spi(Benchmarks) public var simulatedFileOperationDelay: Duration? = nil
-
-        /// `faults`, with the simulated delay before each operation.
-        var effectiveFaults: FileSystem.FaultInjector? {
-            guard let delay = simulatedFileOperationDelay, delay > .zero else { return faults }
-            let faults = faults
-            let microseconds = UInt32(clamping: Int64(delay.timeInterval * 1_000_000))
-            return { operation, path in
-                usleep(microseconds)
-                return faults?(operation, path)
-            }
-        }
 
         /// Creates a configuration.
         ///
@@ -242,41 +231,6 @@ extension AppCache {
         /// The threshold that applies to `type`: its override, else its own, else the default.
         public func stalenessThreshold<Model: CacheableModel>(for type: Model.Type) -> Duration {
             stalenessThresholds[Model.cacheName] ?? Model.stalenessThreshold ?? defaultStalenessThreshold
-        }
-
-        /// Checks the values that may come from outside the code (a build setting, remote
-        /// configuration, a server's user id).
-        ///
-        /// - Throws: `invalidConfiguration` or `invalidUser`, naming the value.
-        func validate() throws {
-            func invalid(_ message: String) -> AppCacheError {
-                AppCacheError(code: .invalidConfiguration, message: message)
-            }
-            guard !schemaVersion.isEmpty else { throw invalid("The schema version is empty; give the cache schema version the app bundles, such as \"1\".") }
-            guard schemaVersion.utf8.count <= 128 else { throw invalid("The schema version is \(schemaVersion.utf8.count) bytes long; at most 128 are allowed.") }
-            guard memoryByteLimit >= 0 else { throw invalid("memoryByteLimit is \(memoryByteLimit); it must not be negative.") }
-            guard memoryEntryLimit >= 0 else { throw invalid("memoryEntryLimit is \(memoryEntryLimit); it must not be negative.") }
-            if let diskByteLimit, diskByteLimit < 0 { throw invalid("diskByteLimit is \(diskByteLimit); it must not be negative.") }
-            if let writeBackDelay, writeBackDelay < .zero { throw invalid("writeBackDelay is \(writeBackDelay); it must not be negative.") }
-            guard lockTimeout >= .zero else { throw invalid("lockTimeout is \(lockTimeout); it must not be negative.") }
-            guard defaultStalenessThreshold >= .zero else { throw invalid("defaultStalenessThreshold is negative.") }
-            if let (name, _) = stalenessThresholds.first(where: { $0.value < .zero }) {
-                throw invalid("The staleness threshold of \(name) is negative.")
-            }
-            try Self.checkUser(user)
-        }
-
-        /// Throws `invalidUser` for a user id no archive can hold.
-        static func checkUser(_ user: String?) throws {
-            guard let user else { return }
-            guard !user.isEmpty else {
-                throw AppCacheError(code: .invalidUser, message: "The user id is empty; use nil for the signed-out space.")
-            }
-            guard user.utf8.count <= ArchiveHeader.maximumNameLength else {
-                throw AppCacheError(
-                    code: .invalidUser,
-                    message: "The user id is \(user.utf8.count) bytes long; at most \(ArchiveHeader.maximumNameLength) are allowed.")
-            }
         }
     }
 }

@@ -78,7 +78,7 @@ public final class AppCache: Sendable {
         }
         self.outbox = outbox
         let following = WeakAppCacheReference()
-        let watcher = ChangeWatcher(coordinator: store.disk.coordinator) {
+        let watcher = store.makeChangeWatcher {
             observers.notifyAll()
             following.cache?.followSignedInUser()
         }

@@ -929,3 +929,7 @@ private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32
 private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
 }
+
+/// System call failures to simulate, as a configuration carries them (tests only): given an
+/// operation and the path it is for, the `errno` to fail with, or `nil` to let it run.
+typealias DiskFaults = FileSystem.FaultInjector

@@ -81,6 +81,12 @@ final class CollectionStore: Sendable {
         }
     }
 
+    /// A watcher of the root's shared change count: `onChange` runs when another process or
+    /// instance changed the disk (once started).
+    func makeChangeWatcher(onChange: @escaping @Sendable () -> Void) -> ChangeWatcher {
+        ChangeWatcher(coordinator: disk.coordinator, onChange: onChange)
+    }
+
     /// The current user; `nil` for the shared space.
     var user: String? {
         state.withLock { $0.user }
