@@ -151,8 +151,8 @@ extension AppCache {
     ///     concurrent change.
     /// - Returns: the items as cached.
     /// - Throws: what `transform` throws (nothing is cached then); `nestedUpdate` when called
-    ///   from inside a `transform` of the same collection, or when other writers kept changing
-    ///   the collection through \(maximumUpdateAttempts) attempts; what
+    ///   from inside a `transform` of the same collection; `updateContention` when other writers
+    ///   kept changing the collection through 1,000 attempts; what
     ///   ``getCachedItems(_:forKey:)`` throws; the write errors of a write-through
     ///   ``cacheItems(_:forKey:expiresAfter:)`` (`permissionDenied` on a read-only cache, `busy`,
     ///   `noSpace`, ...), with the collection unchanged.

@@ -23,7 +23,7 @@ struct AppendedItem: CacheableModel, Equatable {
 /// update would show as a missing item.
 ///
 /// Child lines: `N count` (progress), `S busy conflicts` at the end (how often an update gave
-/// up with `busy` or `nestedUpdate` and was tried again), `VIOLATION text`.
+/// up with `busy` or `updateContention` and was tried again), `VIOLATION text`.
 struct SharedUpdates {
     let base: URL
     let rounds: Int
@@ -71,7 +71,7 @@ struct SharedUpdates {
             verify(root: root, round: round)
         }
         report.figure(String(
-            format: "shared updates: %d rounds of 2 processes appending %d items each with updateItems (%d stopped holding the lock for 1.5 s): %d updates tried again after busy, %d after nestedUpdate (%.1f s)",
+            format: "shared updates: %d rounds of 2 processes appending %d items each with updateItems (%d stopped holding the lock for 1.5 s): %d updates tried again after busy, %d after updateContention (%.1f s)",
             rounds, itemsPerProcess, stops, busy, conflicts, Date().timeIntervalSince(started)))
     }
 
@@ -98,7 +98,7 @@ struct SharedUpdates {
     }
 
     /// The child side: appends `count` items as `owner`, one `updateItems` each, trying again
-    /// after `busy` (the other process stopped holding the lock) and `nestedUpdate` (the other
+    /// after `busy` (the other process stopped holding the lock) and `updateContention` (the other
     /// kept changing the collection).
     static func appendAsChild(root: URL, owner: String, count: Int) throws {
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
@@ -117,7 +117,7 @@ struct SharedUpdates {
                     break
                 } catch let error as AppCacheError where error.code == .busy {
                     busy += 1
-                } catch let error as AppCacheError where error.code == .nestedUpdate {
+                } catch let error as AppCacheError where error.code == .updateContention {
                     conflicts += 1
                 }
             }
