@@ -186,6 +186,11 @@ extension AppCache {
         /// System call failures to simulate. Tests only.
         var faults: DiskFaults?
 
+        /// Whether a cache opened with this configuration shares the services of a live one with
+        /// the same store settings (``CacheServices``). Tests turn it off where a second cache
+        /// stands for another process, or sees the disk with fresh memory.
+        var sharesServices = true
+
         /// Whether the process is an app extension, whose caches enforce the app's disk budget
         /// rather than set it (see ``diskByteLimit``); tests play one.
         var isAppExtension = Configuration.runsInAppExtension

@@ -25,6 +25,12 @@ import Foundation
 /// Several processes (an app and its extensions in one App Group container) and several
 /// instances may share one root: their writes take turns through a lock file, and a collection
 /// one of them writes is what the others read next, even if they held an older one in memory.
+/// Instances in one process with the same store settings (root, schema version, user, memory
+/// limits, write-back delay, disk budget, codec, thresholds) are one cache in effect: they
+/// share one store, outbox and query client, so what one accepted (a write, a switch of user,
+/// a removal) the others read at once, from the same memory; each instance's `diagnostics` is
+/// told of every problem. Instances whose store settings differ keep their own, kept coherent
+/// with the others as two processes are.
 ///
 /// `AppCache` is `Sendable`: every method may be called from any thread or task at once. One
 /// small lock guards the in-memory state and is never held while encoding, decoding or touching
@@ -33,6 +39,9 @@ public final class AppCache: Sendable {
     /// The configuration the cache was opened with.
     public let configuration: Configuration
 
+    /// The store, outbox and query client this instance uses, shared with the other instances
+    /// on the same root with the same store settings (see ``CacheServices``).
+    let services: CacheServices
     /// Collections in memory and on disk: reads, writes, listing, removals and users.
     @usableFromInline let store: CollectionStore
     /// The offline changes of ``enqueue(_:)`` and their sender.
@@ -64,33 +73,14 @@ public final class AppCache: Sendable {
     public init(configuration: Configuration) throws {
         try configuration.validate()
         self.configuration = configuration
-        // Three services, wired by three callbacks: the store's and the outbox's changes reach
-        // the streams; the watcher (another process or instance changed the disk) wakes them
-        // and follows the signed-in user; the network back sends the outbox.
-        let observers = ChangeObservers()
-        let store = try CollectionStore(configuration: configuration) { cacheName, key in
-            if let cacheName { observers.notify(cacheName: cacheName, key: key) } else { observers.notifyAll() }
-        }
-        self.store = store
-        let outbox = Outbox(store: store, observers: observers) { cacheName, key in
-            observers.notify(cacheName: cacheName, key: key)
-            observers.notify(cacheName: Outbox.observerName, key: nil)
-        }
-        self.outbox = outbox
-        let following = WeakAppCacheReference()
-        let watcher = store.makeChangeWatcher {
-            observers.notifyAll()
-            following.cache?.followSignedInUser()
-        }
-        queries = QueryClient(store: store, outbox: outbox, observers: observers, watcher: watcher) { [weak outbox] in
-            outbox?.sendNow()
-        }
+        let services = try CacheServices.open(configuration: configuration)
+        self.services = services
+        store = services.store
+        outbox = services.outbox
+        queries = services.queries
+        services.diagnostics.add(ObjectIdentifier(self), configuration.diagnostics)
         if configuration.flushesAtExit {
             ExitFlush.register(self)
-        }
-        if configuration.followsSignedInUser {
-            following.cache = self
-            watcher.start()
         }
         if configuration.observesApplicationLifecycle {
             observeApplicationLifecycle()
@@ -99,10 +89,9 @@ public final class AppCache: Sendable {
     }
 
     deinit {
-        queries.watcher.stop()
-        outbox.stop()
         lifecycleSubscriptions.withLock { $0.cancel() }
         store.reportAll(store.writeDirtyEntries())
+        services.diagnostics.remove(ObjectIdentifier(self))
         // Only now: an exit under way waits for registered caches being deinitialised.
         ExitFlush.unregister(ObjectIdentifier(self))
     }

@@ -180,7 +180,7 @@ extension CollectionStore {
             record, payload in
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
         }
-        reports.deliver(to: configuration.diagnostics)
+        reports.deliver(to: diagnose)
         guard case .found(let found, let identity) = read else { return nil }
         let items: ErasedItems
         switch found.decoded {
@@ -325,7 +325,7 @@ extension CollectionStore {
             ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
         }
         // What the read met on the way (damage skipped in a pack, a planted file) is told now.
-        reports.deliver(to: configuration.diagnostics)
+        reports.deliver(to: diagnose)
         var record: ArchiveRecord
         let items: ErasedItems
         let identity: FileVersion

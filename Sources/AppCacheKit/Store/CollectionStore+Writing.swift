@@ -140,7 +140,7 @@ extension CollectionStore {
     private func reportStoredAsJSON<Model: CacheableModel>(_ type: Model.Type, because reason: String, key: String?) {
         let first = state.withLock { state in state.typesStoredAsJSON.insert(ObjectIdentifier(Model.self)).inserted }
         guard first else { return }
-        configuration.diagnostics?(AppCacheError(
+        diagnose(AppCacheError(
             code: .storedAsJSON,
             message: "\(Model.self).encode(to:) uses its containers in a way the binary codec cannot stream (\(reason)); its collections are stored as JSON.",
             cacheName: Model.cacheName, key: key))

@@ -26,13 +26,22 @@ final class CollectionStore: Sendable {
     /// Told of every change a reader may see: a collection's (`cacheName`, `key`), or of
     /// everything (`nil`).
     let onChange: @Sendable (_ cacheName: String?, _ key: String?) -> Void
+    /// Told of every problem the store finds, with no lock held (every instance's
+    /// `diagnostics`).
+    let diagnose: @Sendable (AppCacheError) -> Void
 
     /// Opens the disk (see ``AppCache/init(configuration:)`` for what that does and throws)
     /// with an empty memory layer.
     ///
-    /// - Parameter onChange: told of every change, with no lock held.
-    init(configuration: AppCache.Configuration, onChange: @escaping @Sendable (_ cacheName: String?, _ key: String?) -> Void) throws {
+    /// - Parameters:
+    ///   - diagnose: told of every problem, with no lock held.
+    ///   - onChange: told of every change, with no lock held.
+    init(
+        configuration: AppCache.Configuration, diagnose: @escaping @Sendable (AppCacheError) -> Void,
+        onChange: @escaping @Sendable (_ cacheName: String?, _ key: String?) -> Void
+    ) throws {
         self.configuration = configuration
+        self.diagnose = diagnose
         self.onChange = onChange
         let reports = ProblemReports()
         self.reports = reports
@@ -158,14 +167,14 @@ final class CollectionStore: Sendable {
 
     /// Delivers the queued problems, then `problems`, to `diagnostics`. Call with no lock held.
     func reportAll(_ problems: [AppCacheError]) {
-        reports.deliver(to: configuration.diagnostics)
+        reports.deliver(to: diagnose)
         for problem in problems {
             // A removed version is told once: every later write fails the same way.
             if problem.code == .versionRemoved, state.withLock({ state in
                 defer { state.versionRemovalReported = true }
                 return state.versionRemovalReported
             }) { continue }
-            configuration.diagnostics?(problem)
+            diagnose(problem)
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
         holder.start()
         // The fallback: a failing run ends (rather than hangs) once the batch lets go. Generous:
         // other tests (and sanitizers) keep the machine's two cores busy.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 90) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 90 * sanitizerSlowdown) {
             timedOut.withLock { $0 = true }
             release.signal()
         }

@@ -8,17 +8,18 @@ import Testing
 struct ReentrancyTests {
     /// Runs `body` on a thread of its own and says whether it finished within `seconds`: a
     /// deadlock fails the test instead of hanging the suite.
-    private func finishes(within seconds: Double = 30, _ body: @escaping @Sendable () -> Void) -> Bool {
-        let done = DispatchSemaphore(value: 0)
+    private func finishes(within seconds: Double = 30, _ body: @escaping @Sendable () -> Void) async -> Bool {
+        // On a thread of its own: a deadlock never finishes, and the test waits without holding
+        // one of the cooperative pool's threads (sanitized runs wait four times as long).
+        let done = Locked(false)
         Thread.detachNewThread {
             body()
-            done.signal()
+            done.withLock { $0 = true }
         }
-        // A deadlock never finishes; under the sanitizers everything runs several times slower.
-        return done.wait(timeout: .now() + seconds * sanitizerSlowdown) == .success
+        return await eventually(within: seconds) { done.withLock { $0 } }
     }
 
-    @Test func aDiagnosticsHookFoundMidWriteMayCallEveryAPI() throws {
+    @Test func aDiagnosticsHookFoundMidWriteMayCallEveryAPI() async throws {
         let fixture = try Fixture()
         let cacheBox = Locked<AppCache?>(nil)
         let calls = Locked<[String]>([])
@@ -40,19 +41,19 @@ struct ReentrancyTests {
         try FileManager.default.createDirectory(atPath: archive, withIntermediateDirectories: true)
         try cache.cacheItems(MenuItem.sampleMenu(count: 3))
 
-        #expect(finishes { try? cache.flush() })
+        #expect(await finishes { try? cache.flush() })
         #expect(calls.withLock { $0 }.contains("corruptArchive"))
         #expect(try fixture.openCache().getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 3))
         cacheBox.withLock { $0 = nil }
     }
 
-    @Test func aNestedUpdateOfTheSameCollectionThrowsAndTheOuterOneStands() throws {
+    @Test func aNestedUpdateOfTheSameCollectionThrowsAndTheOuterOneStands() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
         try cache.cacheItems([Note.make(1)])
         let inner = Locked<AppCacheError?>(nil)
 
-        #expect(finishes {
+        #expect(await finishes {
             _ = try? cache.updateItems(Note.self) { notes in
                 inner.withLock { $0 = expectAppCacheError { try cache.updateItems(Note.self) { $0.removeAll() } } }
                 notes.append(Note.make(2))
@@ -62,10 +63,10 @@ struct ReentrancyTests {
         #expect(try cache.getCachedItems(Note.self) == [Note.make(1), Note.make(2)])
     }
 
-    @Test func aNestedUpdateOfAnotherCollectionWorks() throws {
+    @Test func aNestedUpdateOfAnotherCollectionWorks() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
-        #expect(finishes {
+        #expect(await finishes {
             _ = try? cache.updateItems(Note.self, forKey: "a") { notes in
                 _ = try? cache.updateItems(Note.self, forKey: "b") { $0.append(Note.make(20)) }
                 _ = try? cache.getCachedItems(Note.self, forKey: "b")
@@ -76,13 +77,17 @@ struct ReentrancyTests {
         #expect(try cache.getCachedItems(Note.self, forKey: "b") == [Note.make(20)])
     }
 
-    @Test func updatesNestingInOppositeOrdersOnTwoThreadsBothFinish() throws {
+    /// How many nested updates each thread makes: fewer under the sanitizers, where the two
+    /// threads' contention (each retry backs off) makes every one many times slower.
+    static let nestedSteps = sanitizerSlowdown > 1 ? 15 : 50
+
+    @Test func updatesNestingInOppositeOrdersOnTwoThreadsBothFinish() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
-        #expect(finishes {
+        #expect(await finishes {
             DispatchQueue.concurrentPerform(iterations: 2) { worker in
                 let (outer, inner) = worker == 0 ? ("x", "y") : ("y", "x")
-                for step in 0..<50 {
+                for step in 0..<Self.nestedSteps {
                     _ = try? cache.updateItems(Note.self, forKey: outer) { notes in
                         _ = try? cache.updateItems(Note.self, forKey: inner) { $0.append(Note.make(1000 * worker + step)) }
                         notes.append(Note.make(2000 + 1000 * worker + step))
@@ -91,7 +96,7 @@ struct ReentrancyTests {
             }
         })
         let all = try (cache.getCachedItems(Note.self, forKey: "x") ?? []) + (cache.getCachedItems(Note.self, forKey: "y") ?? [])
-        #expect(Set(all.map(\.id)).count == 200)
+        #expect(Set(all.map(\.id)).count == 4 * Self.nestedSteps)
     }
 
     @Test func aLocalEditKeepsTheCachedDateValidatorsPinAndExpiry() throws {

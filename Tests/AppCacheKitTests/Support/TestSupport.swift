@@ -56,9 +56,15 @@ struct Fixture {
         case layer(bytes: Int = 8 << 20, entries: Int = 1000, writeBackDelay: Duration? = nil)
     }
 
+    /// A configuration on the fixture's root, with its clock and diagnostics.
+    ///
+    /// - Parameter sharing: whether caches opened with it share the services of a live cache
+    ///   with the same settings, as an app's instances do (``CacheServices``). Off by default:
+    ///   most tests open a second cache to stand for another process, or to see the disk with
+    ///   fresh memory.
     func configuration(
         schemaVersion: String = "1", user: String? = "alice", memory: Memory = .diskOnly,
-        faults: FileSystem.FaultInjector? = nil
+        faults: FileSystem.FaultInjector? = nil, sharing: Bool = false
     ) -> AppCache.Configuration {
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: schemaVersion, user: user)
         let clock = clock
@@ -66,6 +72,7 @@ struct Fixture {
         configuration.now = { clock.now }
         configuration.diagnostics = { diagnostics.record($0) }
         configuration.faults = faults
+        configuration.sharesServices = sharing
         // ExitFlush.flushAll() flushes every registered cache of the process: a test of it
         // must not write the caches of tests running beside it. Tests of exit flushing turn
         // it on.
@@ -87,9 +94,9 @@ struct Fixture {
 
     func openCache(
         schemaVersion: String = "1", user: String? = "alice", memory: Memory = .diskOnly,
-        faults: FileSystem.FaultInjector? = nil
+        faults: FileSystem.FaultInjector? = nil, sharing: Bool = false
     ) throws -> AppCache {
-        try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, memory: memory, faults: faults))
+        try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, memory: memory, faults: faults, sharing: sharing))
     }
 
     /// Whether the archive of a collection exists on disk.
