@@ -38,15 +38,9 @@ extension QueryClient {
         return stream
     }
 
-    /// What a load found cached, and what a refresh keeps of it.
-    struct CachedForLoad<Model: CacheableModel> {
-        var loaded: LoadedItems<Model>
-        var validators: CacheValidators?
-        var isPinned: Bool
-        var expiry: Date?
-        /// The cursor of the collection's next page; `nil` when it has none.
-        var nextPageCursor: String?
-    }
+    /// What a load found cached: the answer it shows (`loaded`, pending mutations applied) and
+    /// what the store holds (`stored`: validators, pin, expiry, next page), which a refresh keeps.
+    typealias CachedForLoad<Model: CacheableModel> = (loaded: LoadedItems<Model>, stored: CollectionStore.StoredCollection<Model>)
 
     /// The steps of a load, on the load's own task.
     ///
@@ -74,8 +68,8 @@ extension QueryClient {
             break
         }
         if Task.isCancelled { return }
-        let validators = cached?.validators
-        let isPinned = cached?.isPinned ?? false
+        let validators = cached?.stored.validators
+        let isPinned = cached?.stored.isPinned ?? false
         let cachedItems = cached?.loaded.items
         let outcome = await flights.join(
             FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
@@ -119,7 +113,7 @@ extension QueryClient {
     func readForLoad<Model: CacheableModel>(
         _ type: Model.Type, key: String?, switches: UInt64, for target: CacheSession? = nil
     ) throws -> CachedForLoad<Model>? {
-        let found: CollectionStore.LoadedCollection<Model>?
+        let found: CollectionStore.StoredCollection<Model>?
         var isCurrent = true
         if let target {
             let standing = store.standing(of: target)
@@ -134,11 +128,10 @@ extension QueryClient {
         guard let found else { return nil }
         // Only the current user's queue is known: another user's items are their confirmed ones.
         let shown = isCurrent ? outbox.applyingPending(found.items, of: Model.self, key: key) : (items: found.items, applied: [])
-        return CachedForLoad(
-            loaded: LoadedItems(
-                items: shown.items, cachedDate: found.cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: found.cachedDate),
-                source: found.fromDisk ? .disk : .memory, hasPendingMutations: !shown.applied.isEmpty),
-            validators: found.validators, isPinned: found.isPinned, expiry: found.expiry, nextPageCursor: found.nextPageCursor)
+        let loaded = LoadedItems(
+            items: shown.items, cachedDate: found.cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: found.cachedDate),
+            source: found.fromDisk ? .disk : .memory, hasPendingMutations: !shown.applied.isEmpty)
+        return (loaded, found)
     }
 
     /// Runs `fetch` for a flight, tried again as `retry` says, and stores what it brings for

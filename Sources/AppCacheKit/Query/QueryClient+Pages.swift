@@ -15,7 +15,7 @@ extension QueryClient {
         let session = target ?? current
         if let target, !store.standing(of: target).mayWrite { return nil }
         let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
-        guard let cached, let cursor = cached.nextPageCursor else {
+        guard let cached, let cursor = cached.stored.nextPageCursor else {
             throw AppCacheError(
                 code: .noNextPage, message: "There is no next page to load: no first page was stored, or the last page was reached.",
                 cacheName: store.typeInfo(Model.self).cacheName, key: key)
@@ -54,7 +54,7 @@ extension QueryClient {
     /// Whether a next page can be loaded (see ``AppCache/hasNextPage(_:forKey:)``).
     func hasNextPage<Model: CacheableModel>(_ type: Model.Type, forKey key: String?) -> Bool {
         let switches = store.sessionAndSwitches.switches
-        return ((try? readForLoad(Model.self, key: key, switches: switches)) ?? nil)?.nextPageCursor != nil
+        return ((try? readForLoad(Model.self, key: key, switches: switches)) ?? nil)?.stored.nextPageCursor != nil
     }
 
     /// A refresh replaced the pages a next page was fetched for.

@@ -166,7 +166,7 @@ extension QueryClient {
                 FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
             ) { [self] in
                 await performFetch(
-                    Model.self, key: key, session: session, validators: cached?.validators, isPinned: cached?.isPinned ?? false,
+                    Model.self, key: key, session: session, validators: cached?.stored.validators, isPinned: cached?.stored.isPinned ?? false,
                     retry: retry
                 ) { validators in
                     try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators))

@@ -97,7 +97,7 @@ extension CollectionStore {
     /// archive if another process may have changed it, look once more (another thread may have
     /// stored it meanwhile), then read the archive.
     @usableFromInline
-    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> LoadedCollection<Model>? {
+    func loadAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> StoredCollection<Model>? {
         let id = ObjectIdentifier(Model.self)
         let info = typeInfo(Model.self)
         guard Self.fits(key) else { return nil }
@@ -112,7 +112,7 @@ extension CollectionStore {
             let hit = MemoryHit(entry)
             guard hit.expires, hit.expiry <= configuration.now() else {
                 state.withLock { $0.memory.countHit() }
-                return LoadedCollection(
+                return StoredCollection(
                     items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false,
                     validators: entry.record.validators, isPinned: entry.isPinned, expiry: entry.record.expiry,
                     nextPageCursor: entry.record.nextPageCursor)
@@ -130,9 +130,9 @@ extension CollectionStore {
     /// `nil` when there is none, or when the user switched since `switches` was taken.
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
-    func readCollection<Model: CacheableModel>(_ type: Model.Type, key: String?, switches: UInt64) throws -> LoadedCollection<Model>? {
+    func readCollection<Model: CacheableModel>(_ type: Model.Type, key: String?, switches: UInt64) throws -> StoredCollection<Model>? {
         let info = typeInfo(Model.self)
-        var found: LoadedCollection<Model>?
+        var found: StoredCollection<Model>?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
             let facts = state.withLock { state -> (CacheValidators?, Bool, Date?, String?)? in
                 guard let owner = state.memory.owner(of: ArchiveKey(info.cacheNamePart, user: state.user, key: key)),
@@ -140,7 +140,7 @@ extension CollectionStore {
                 else { return nil }
                 return (entry.record.validators, entry.isPinned, entry.record.expiry, entry.record.nextPageCursor)
             }
-            found = LoadedCollection(
+            found = StoredCollection(
                 items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false, validators: facts?.0,
                 isPinned: facts?.1 ?? false, expiry: facts?.2, nextPageCursor: facts?.3)
         } else {
@@ -157,7 +157,7 @@ extension CollectionStore {
     /// damaged one is left for the user's own reads to judge).
     ///
     /// - Throws: `permissionDenied` or `ioFailure` when an archive exists but cannot be read.
-    func readCollection<Model: CacheableModel>(_ type: Model.Type, key: String?, ofOtherUser user: String?) throws -> LoadedCollection<Model>? {
+    func readCollection<Model: CacheableModel>(_ type: Model.Type, key: String?, ofOtherUser user: String?) throws -> StoredCollection<Model>? {
         guard Self.fits(key) else { return nil }
         let info = typeInfo(Model.self)
         let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
@@ -168,7 +168,7 @@ extension CollectionStore {
         }
         if let held {
             guard !held.record.isExpired(at: now) else { return nil }
-            return LoadedCollection(
+            return StoredCollection(
                 items: held.items.items(as: Model.self), cachedDate: held.cachedDate, fromDisk: false, validators: held.record.validators,
                 isPinned: held.isPinned, expiry: held.record.expiry, nextPageCursor: held.record.nextPageCursor,
                 generation: held.itemsGeneration)
@@ -187,7 +187,7 @@ extension CollectionStore {
         case .items(let decoded), .upgraded(let decoded): items = decoded
         case .expired, .unknownCodec, .failed, .conversionFailed: return nil
         }
-        return LoadedCollection(
+        return StoredCollection(
             items: items.items(as: Model.self), cachedDate: found.record.cachedDate, fromDisk: true, validators: found.record.validators,
             isPinned: found.record.isPinned, expiry: found.record.expiry, nextPageCursor: found.record.nextPageCursor,
             generation: identity.value | 1 << 63)
@@ -195,7 +195,7 @@ extension CollectionStore {
 
     /// A collection a read found after missing memory at first.
     @usableFromInline
-    struct LoadedCollection<Model: CacheableModel> {
+    struct StoredCollection<Model: CacheableModel>: Sendable {
         @usableFromInline var items: [Model]
         @usableFromInline var cachedDate: Date
         /// Whether it was read from its archive (`false`: memory had it after all).
@@ -299,7 +299,7 @@ extension CollectionStore {
     /// Reads a collection memory did not have from disk and keeps it in memory, clean.
     private func load<Model: CacheableModel>(
         _ type: Model.Type, key: String?, archiveKey: ArchiveKey, context: MissContext
-    ) throws -> LoadedCollection<Model>? {
+    ) throws -> StoredCollection<Model>? {
         // Another model type sharing the cache name may hold this archive in memory: write it
         // out and let the disk rules (schema version, decoding) judge it, as they would
         // without memory.
@@ -393,7 +393,7 @@ extension CollectionStore {
             // a write would, so the memory limit counts it truly.
             record.decodedSize = (try? BinaryPayloadEncoder.encode(items.items(as: Model.self)))?.decodedSize
         }
-        let loaded = LoadedCollection(
+        let loaded = StoredCollection(
             items: items.items(as: Model.self), cachedDate: record.cachedDate, fromDisk: true, validators: record.validators,
             isPinned: record.isPinned, expiry: record.expiry, nextPageCursor: record.nextPageCursor)
         var entry: MemoryEntry? = MemoryEntry(
@@ -417,9 +417,9 @@ extension CollectionStore {
     private func storeUpgraded<Model: CacheableModel>(
         _ items: [Model], of old: ArchiveRecord, key: String?, archiveKey: ArchiveKey, path: CachePath, identity: FileVersion,
         context: MissContext, mutationsBeforeRead: UInt64
-    ) -> LoadedCollection<Model> {
+    ) -> StoredCollection<Model> {
         recordUse(of: path)
-        let loaded = LoadedCollection(
+        let loaded = StoredCollection(
             items: items, cachedDate: old.cachedDate, fromDisk: true, validators: old.validators, isPinned: old.isPinned,
             expiry: old.expiry, nextPageCursor: old.nextPageCursor)
         guard !disk.isReadOnly, let encoded = try? configuration.payloadCodec.encode(items) else { return loaded }

@@ -234,7 +234,7 @@ extension CollectionStore {
                     else { return }
                     state.memory.remove(archiveKey)
                 }
-                let cached: LoadedCollection<Model>?
+                let cached: StoredCollection<Model>?
                 if isCurrent {
                     cached = try readCollection(Model.self, key: key, switches: switches)
                     if cached == nil, state.withLock({ $0.sessions.switches }) != switches {

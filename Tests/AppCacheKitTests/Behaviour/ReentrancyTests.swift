@@ -114,9 +114,9 @@ struct ReentrancyTests {
         #expect(cache.isStale(Note.self, forKey: "feed"))
         #expect(cache.cachedDate(Note.self, forKey: "feed") == cachedAt)
         let read = try #require(try cache.queries.readForLoad(Note.self, key: "feed", switches: cache.store.state.withLock { $0.sessions.switches }))
-        #expect(read.validators?.etag == "\"v1\"")
-        #expect(read.isPinned)
-        #expect(read.expiry == cachedAt.addingTimeInterval(30 * 86_400))
+        #expect(read.stored.validators?.etag == "\"v1\"")
+        #expect(read.stored.isPinned)
+        #expect(read.stored.expiry == cachedAt.addingTimeInterval(30 * 86_400))
         #expect(read.loaded.items == [Note.make(1), Note.make(2)])
         // Written as such, too.
         try cache.flush()

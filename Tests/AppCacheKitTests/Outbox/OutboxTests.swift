@@ -364,7 +364,7 @@ import Testing
         #expect(answers.last?.items == Self.tagged(Self.notes, 1, ["x"]))
         #expect(cache.hasNextPage(Note.self, forKey: "top"))
         let switches = cache.store.state.withLock { $0.sessions.switches }
-        #expect(try cache.queries.readForLoad(Note.self, key: "top", switches: switches)?.validators?.etag == "e1")
+        #expect(try cache.queries.readForLoad(Note.self, key: "top", switches: switches)?.stored.validators?.etag == "e1")
         server.gate.open()
     }
 
