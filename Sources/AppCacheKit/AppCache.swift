@@ -29,8 +29,10 @@ import Foundation
 /// limits, write-back delay, disk budget, codec, thresholds) are one cache in effect: they
 /// share one store, outbox and query client, so what one accepted (a write, a switch of user,
 /// a removal) the others read at once, from the same memory; each instance's `diagnostics` is
-/// told of every problem. Instances whose store settings differ keep their own, kept coherent
-/// with the others as two processes are.
+/// told of every problem. The current user is theirs together: an instance opened while
+/// another has switched away from the configured user starts on the user the other switched
+/// to. Instances whose store settings differ keep their own, kept coherent with the others as
+/// two processes are.
 ///
 /// `AppCache` is `Sendable`: every method may be called from any thread or task at once. One
 /// small lock guards the in-memory state and is never held while encoding, decoding or touching

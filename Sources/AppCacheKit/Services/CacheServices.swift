@@ -9,7 +9,8 @@ import Foundation
 /// root, schema version, user, memory limits, write-back delay, disk budget, codec, staleness
 /// thresholds, lock timeout, file protection, whether they follow the signed-in user. The
 /// store's closures (the clock, the background activity, the mutation retry) are the first
-/// instance's; `diagnostics` of every instance is told of every problem. Instances whose
+/// instance's; `diagnostics` of every instance is told of every problem; the current user is
+/// the store's, whoever switched it. Instances whose
 /// settings differ get services of their own, kept coherent with the others as two processes
 /// are (the lock file's change count, the coherence rule, the shared record of removals).
 ///
