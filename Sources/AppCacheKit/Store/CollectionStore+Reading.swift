@@ -113,9 +113,8 @@ extension CollectionStore {
             guard hit.expires, hit.expiry <= configuration.now() else {
                 state.withLock { $0.memory.countHit() }
                 return StoredCollection(
-                    items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false,
-                    validators: entry.record.validators, isPinned: entry.isPinned, expiry: entry.record.expiry,
-                    nextPageCursor: entry.record.nextPageCursor)
+                    items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, isPinned: entry.isPinned, record: entry.record,
+                    fromDisk: false)
             }
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
@@ -134,15 +133,15 @@ extension CollectionStore {
         let info = typeInfo(Model.self)
         var found: StoredCollection<Model>?
         if let hit = memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || isLive(hit) {
-            let facts = state.withLock { state -> (CacheValidators?, Bool, Date?, String?)? in
+            let held = state.withLock { state -> (isPinned: Bool, record: ArchiveRecord)? in
                 guard let owner = state.memory.owner(of: ArchiveKey(info.cacheNamePart, user: state.user, key: key)),
                     let entry = state.memory.peek(owner)
                 else { return nil }
-                return (entry.record.validators, entry.isPinned, entry.record.expiry, entry.record.nextPageCursor)
+                return (entry.isPinned, entry.record)
             }
-            found = StoredCollection(
-                items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, fromDisk: false, validators: facts?.0,
-                isPinned: facts?.1 ?? false, expiry: facts?.2, nextPageCursor: facts?.3)
+            let items = hit.items.items(as: Model.self)
+            found = held.map { StoredCollection(items: items, cachedDate: hit.cachedDate, isPinned: $0.isPinned, record: $0.record, fromDisk: false) }
+                ?? StoredCollection(items: items, cachedDate: hit.cachedDate, fromDisk: false, isPinned: false)
         } else {
             found = try loadAfterMiss(Model.self, key: key)
         }
@@ -169,9 +168,8 @@ extension CollectionStore {
         if let held {
             guard !held.record.isExpired(at: now) else { return nil }
             return StoredCollection(
-                items: held.items.items(as: Model.self), cachedDate: held.cachedDate, fromDisk: false, validators: held.record.validators,
-                isPinned: held.isPinned, expiry: held.record.expiry, nextPageCursor: held.record.nextPageCursor,
-                generation: held.itemsGeneration)
+                items: held.items.items(as: Model.self), cachedDate: held.cachedDate, isPinned: held.isPinned, record: held.record,
+                fromDisk: false, generation: held.itemsGeneration)
         }
         let path = disk.store.layout.archivePath(for: archiveKey)
         renewPresence()
@@ -188,9 +186,8 @@ extension CollectionStore {
         case .expired, .unknownCodec, .failed, .conversionFailed: return nil
         }
         return StoredCollection(
-            items: items.items(as: Model.self), cachedDate: found.record.cachedDate, fromDisk: true, validators: found.record.validators,
-            isPinned: found.record.isPinned, expiry: found.record.expiry, nextPageCursor: found.record.nextPageCursor,
-            generation: identity.value | 1 << 63)
+            items: items.items(as: Model.self), cachedDate: found.record.cachedDate, isPinned: found.record.isPinned, record: found.record,
+            fromDisk: true, generation: identity.value | 1 << 63)
     }
 
     /// A collection a read found after missing memory at first.
@@ -394,8 +391,7 @@ extension CollectionStore {
             record.decodedSize = (try? BinaryPayloadEncoder.encode(items.items(as: Model.self)))?.decodedSize
         }
         let loaded = StoredCollection(
-            items: items.items(as: Model.self), cachedDate: record.cachedDate, fromDisk: true, validators: record.validators,
-            isPinned: record.isPinned, expiry: record.expiry, nextPageCursor: record.nextPageCursor)
+            items: items.items(as: Model.self), cachedDate: record.cachedDate, isPinned: record.isPinned, record: record, fromDisk: true)
         var entry: MemoryEntry? = MemoryEntry(
             archiveKey: archiveKey, path: path, record: record, items: items, isDirty: false, diskIdentity: identity,
             encodedSize: payloadSize)
@@ -419,9 +415,7 @@ extension CollectionStore {
         context: MissContext, mutationsBeforeRead: UInt64
     ) -> StoredCollection<Model> {
         recordUse(of: path)
-        let loaded = StoredCollection(
-            items: items, cachedDate: old.cachedDate, fromDisk: true, validators: old.validators, isPinned: old.isPinned,
-            expiry: old.expiry, nextPageCursor: old.nextPageCursor)
+        let loaded = StoredCollection(items: items, cachedDate: old.cachedDate, isPinned: old.isPinned, record: old, fromDisk: true)
         guard !disk.isReadOnly, let encoded = try? configuration.payloadCodec.encode(items) else { return loaded }
         var record = ArchiveRecord(
             payload: encoded.payload, codec: encoded.codec.headerValue, schemaVersion: Int64(Model.schemaVersion),
@@ -534,5 +528,22 @@ extension CollectionStore {
             userDirectory: CacheLayout.userDirectoryName(user), cacheName: cacheName, key: keys,
             milliseconds: Milliseconds.moment(configuration.now()))
         try withDiskWrites { batch in try InvalidationLog.record(record, in: &batch) }
+    }
+}
+
+extension CollectionStore.StoredCollection {
+    /// The items with what `record` says of them (validators, expiry, next page); the
+    /// cached date and pin as the holder keeps them (a memory entry keeps its own).
+    init(
+        items: [Model], cachedDate: Date, isPinned: Bool, record: ArchiveRecord, fromDisk: Bool, generation: UInt64? = nil
+    ) {
+        self.items = items
+        self.cachedDate = cachedDate
+        self.fromDisk = fromDisk
+        self.validators = record.validators
+        self.isPinned = isPinned
+        self.expiry = record.expiry
+        self.nextPageCursor = record.nextPageCursor
+        self.generation = generation
     }
 }

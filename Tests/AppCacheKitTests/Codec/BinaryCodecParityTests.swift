@@ -131,8 +131,9 @@ struct BinaryCodecParityTests {
         #expect(try BinaryPayloadDecoder.decode(HeldParts.self, from: BinaryPayloadEncoder.encode(Holder()).payload) == held)
     }
 
-    /// Two containers nested under one key: the second replaces the first, as a second value
-    /// would, never a crash (`JSONEncoder` merges two of one kind and traps on two kinds).
+    /// Two keyed containers nested under `a` (merged, as JSON merges them), then a number under
+    /// `b` with an unkeyed container nested under it too: two kinds under one key, which
+    /// `JSONEncoder` traps on and the binary encoder refuses with an `EncodingError`.
     struct NestedTwice: Encodable {
         enum Keys: String, CodingKey { case a, b, c }
         func encode(to encoder: any Encoder) throws {
@@ -145,11 +146,6 @@ struct BinaryCodecParityTests {
             var list = container.nestedUnkeyedContainer(forKey: .b)
             try list.encode(4)
         }
-    }
-
-    struct NestedTwiceRead: Decodable, Equatable {
-        var a: [String: Int]
-        var b: [Int]
     }
 
     /// The second nested container under `a` is the first one again (JSON merges them); a
