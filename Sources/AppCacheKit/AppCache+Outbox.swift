@@ -37,6 +37,54 @@ extension AppCache {
         outbox.register(M.self, send: send)
     }
 
+    /// Lets this process read queued changes of one kind, so that its reads show them, without
+    /// sending any: what a widget or another extension registers for the kinds the app sends.
+    ///
+    /// A process shows the pending changes of the kinds it knows (registered here or with
+    /// ``registerSender(for:send:)``, or enqueued by it) on top of the confirmed collections,
+    /// whoever enqueued them; changes of kinds it does not know are listed by
+    /// ``pendingMutations`` but not applied. Only ``registerSender(for:send:)`` makes a process
+    /// a sender: one without a sender never sends and never takes the sender's lease, so the
+    /// app's own sender sends what the extension enqueued.
+    ///
+    /// ```swift
+    /// // In the widget:
+    /// cache.registerMutationKind(Like.self)
+    /// cache.registerMutationKind(Bookmark.self)
+    /// ```
+    ///
+    /// - Parameter type: the kind of change.
+    ///
+    /// Thread safety: any thread; a sender registered before for the kind stays registered.
+    public func registerMutationKind<M: CacheMutation>(_ type: M.Type) {
+        outbox.register(M.self, send: nil)
+    }
+
+    /// Takes a queued change out of the current user's queue without sending it: its local
+    /// change disappears from every collection, and the changes it held back go ahead.
+    ///
+    /// For a change the app can no longer send or read (one that reads as no version of its
+    /// type after an update, reported as ``AppCacheError/Code/modelMismatch``), or one the user
+    /// cancelled. A send of it under way is not stopped; if it succeeds, the change is not
+    /// folded into the collections.
+    ///
+    /// ```swift
+    /// for pending in cache.pendingMutations where pending.lastError?.hasPrefix("It does not decode") == true {
+    ///     try cache.dropPendingMutation(pending.id)
+    /// }
+    /// ```
+    ///
+    /// - Parameter id: the change's id (``PendingMutation/id``).
+    /// - Returns: whether the queue held it.
+    /// - Throws: the write errors of ``enqueue(_:)`` (`permissionDenied`, `busy`, `noSpace`,
+    ///   `ioFailure`); the queue is unchanged then.
+    ///
+    /// Thread safety: any thread.
+    @discardableResult
+    public func dropPendingMutation(_ id: UUID) throws -> Bool {
+        try outbox.drop(id)
+    }
+
     /// Applies `mutation` now (readers and observers see it at once), stores it durably for the
     /// current user, and sends it when possible, in order.
     ///

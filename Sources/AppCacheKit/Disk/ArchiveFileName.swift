@@ -41,6 +41,12 @@ enum ArchiveFileName {
         return prefix(of: stem, bytes: readablePrefixLength) + "~" + StableHash.hex128(exact).prefix(12) + suffix
     }
 
+    /// What every archive file name of `cacheName` begins with: a listing keeps the names
+    /// that do, then checks their headers.
+    static func commonPrefix(cacheName: String) -> String {
+        prefix(of: readable(cacheName).text, bytes: readablePrefixLength)
+    }
+
     /// `text` in form C with every character that may not stand in a file name replaced by
     /// `_`, and whether any was.
     static func readable(_ text: String) -> (text: String, lossy: Bool) {

@@ -26,9 +26,14 @@ import Foundation
 /// on every new confirmed collection, and one fetched after the server accepted it already
 /// holds it. A change whose `apply` sets a value gives the same items either way.
 ///
-/// A queued change is stored encoded as JSON with its ``mutationName``, and decoded by that
-/// name after a relaunch: keep the name, and keep the type decoding what earlier versions
-/// stored (as for any `Codable` type that is persisted).
+/// A queued change is stored encoded as JSON with its ``mutationName`` and ``schemaVersion``,
+/// and decoded by that name after a relaunch: keep the name. When an app update changes what
+/// the type stores (a model it carries gained a property), bump ``schemaVersion`` and declare
+/// an ``upgrades`` entry that reads the older payload, as ``CacheableModel`` does for archives.
+///
+/// A change to items wherever they are cached (a like on a post that the timeline, the
+/// author's profile and the bookmarks list all hold) is an ``ItemMutation``: it names item
+/// ids instead of one collection.
 public protocol CacheMutation: Codable, Sendable {
     /// The model of the collection the change applies to.
     associatedtype Model: CacheableModel
@@ -42,17 +47,58 @@ public protocol CacheMutation: Codable, Sendable {
     /// Runs on the thread of the read that shows the items, with no lock of the cache held;
     /// keep it quick and free of side effects other than changing `items`.
     func apply(to items: inout [Model])
+
+    /// The version of the change's stored form, written with every queued change.
+    ///
+    /// Defaults to its model's ``CacheableModel/schemaVersion``: a change usually carries model
+    /// values, and changes with its model. A queued change of another version is read through
+    /// the ``upgrades`` entry for that version when there is one, else as the current type.
+    static var schemaVersion: Int { get }
+
+    /// How to read changes queued by older versions of this type. Default: none.
+    ///
+    /// See ``MutationUpgrade``. A queued change that neither decodes as the current type nor
+    /// through an upgrade is reported (``AppCacheError/Code/modelMismatch``, and in
+    /// ``PendingMutation/lastError``); it stays queued, holding back the later changes of its
+    /// kind only, until a version of the app reads it or the app drops it with
+    /// ``AppCache/dropPendingMutation(_:)``.
+    static var upgrades: [MutationUpgrade<Self>] { get }
 }
 
 extension CacheMutation {
-    /// Applies the change to `items` when they are of its model type (they always are for the
-    /// changes the cache picks for a collection).
-    func apply<Element>(toItemsOf type: Element.Type, _ items: inout [Element]) {
+    /// Its model's ``CacheableModel/schemaVersion``.
+    public static var schemaVersion: Int { Model.schemaVersion }
+
+    /// None.
+    public static var upgrades: [MutationUpgrade<Self>] { [] }
+}
+
+extension CacheMutation {
+    /// Applies the change to `items`, the collection under `key`, when they are of its model
+    /// type (they always are for the changes the cache picks for a collection).
+    func apply<Element>(toItemsOf type: Element.Type, _ items: inout [Element], key: String?) {
         guard Element.self == Model.self else { return }
         var typed = unsafeBitCast(items, to: [Model].self)
         items = []
-        apply(to: &typed)
+        applyAnywhere(to: &typed, key: key)
         items = unsafeBitCast(typed, to: [Element].self)
+    }
+
+    /// What the cache runs on a collection the change applies to: ``apply(to:)``, or for a
+    /// change by id ``ItemMutation/apply(to:key:)``.
+    func applyAnywhere(to items: inout [Model], key: String?) {
+        if let byID = self as? any ItemMutation {
+            func open<M: ItemMutation>(_ change: M) {
+                guard M.Model.self == Model.self else { return }
+                var typed = unsafeBitCast(items, to: [M.Model].self)
+                items = []
+                change.apply(to: &typed, key: key)
+                items = unsafeBitCast(typed, to: [Model].self)
+            }
+            open(byID)
+        } else {
+            apply(to: &items)
+        }
     }
 }
 

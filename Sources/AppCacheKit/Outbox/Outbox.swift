@@ -14,8 +14,9 @@ import Foundation
 /// sender.
 final class Outbox: Sendable {
     let store: CollectionStore
-    /// Told when the queue changed: `cacheName`, `key` of the collection a change touches.
-    let onChange: @Sendable (_ cacheName: String, _ key: String?) -> Void
+    /// Told when the queue changed: `cacheName`, `key` of the collection a change touches
+    /// (`everyKey`: a change by id, which touches every collection of the cache name).
+    let onChange: @Sendable (_ cacheName: String, _ key: String?, _ everyKey: Bool) -> Void
     /// Wakes the sender.
     let signal = ChangeSignal()
     let sender: OutboxSender
@@ -38,7 +39,7 @@ final class Outbox: Sendable {
     ///   - observers: where the sender registers its wake-up, to hear of other processes'
     ///     changes.
     ///   - onChange: told of every change of the queue, with no lock held.
-    init(store: CollectionStore, observers: ChangeObservers, onChange: @escaping @Sendable (_ cacheName: String, _ key: String?) -> Void) {
+    init(store: CollectionStore, observers: ChangeObservers, onChange: @escaping @Sendable (_ cacheName: String, _ key: String?, _ everyKey: Bool) -> Void) {
         self.store = store
         self.onChange = onChange
         sender = OutboxSender(observers: observers)
@@ -66,21 +67,48 @@ final class Outbox: Sendable {
         sender.stop(for: self)
     }
 
-    /// Registers how changes of `M` are sent (see ``AppCache/registerSender(for:send:)``).
-    func register<M: CacheMutation>(_ type: M.Type, send: @escaping @Sendable (M, _ id: UUID) async throws -> Void) {
+    /// Registers how changes of `M` are sent (see ``AppCache/registerSender(for:send:)``), or
+    /// with no `send`, how they are read (see ``AppCache/registerMutationKind(_:)``).
+    func register<M: CacheMutation>(_ type: M.Type, send: (@Sendable (M, _ id: UUID) async throws -> Void)?) {
         var kind = MutationKind(M.self, cacheName: store.typeInfo(M.Model.self).cacheName)
-        kind.send = { change, id in
-            guard let change = change as? M else { return }
-            try await send(change, id)
+        if let send {
+            kind.send = { change, id in
+                guard let change = change as? M else { return }
+                try await send(change, id)
+            }
         }
         withState { state in
+            // Reading a kind does not take away a sender registered before.
+            if kind.send == nil, let known = state.kinds[kind.name] { kind.send = known.send }
             state.kinds[kind.name] = kind
             state.queue.hasKinds = true
             state.queue.markStale()
-            state.sending.lastRegistration = .now
+            if send != nil { state.sending.lastRegistration = .now }
         }
+        guard send != nil else { return }
         sender.start(for: self)
         signal.fire()
+    }
+
+    /// Takes the change `id` out of the current user's queue without sending it (see
+    /// ``AppCache/dropPendingMutation(_:)``).
+    ///
+    /// - Returns: whether the queue held it.
+    func drop(_ id: UUID) throws -> Bool {
+        var found: OutboxLog.Entry?
+        try store.withDiskWrites { batch in
+            let user = store.user
+            _ = try OutboxFile.change(for: user, in: &batch) { log in
+                guard let entry = log.entries.first(where: { $0.id == id }) else { return nil }
+                found = entry
+                return OutboxLog.done(id)
+            }
+        }
+        guard let found else { return false }
+        let kind = state.withLock { $0.kinds[found.name] }
+        didChange(cacheName: kind?.cacheName ?? Outbox.observerName, key: found.key, everyKey: kind?.isByID ?? false)
+        signal.fire()
+        return true
     }
 
     /// Queues `mutation` for the current user (see ``AppCache/enqueue(_:)``).
@@ -119,20 +147,22 @@ final class Outbox: Sendable {
         }
         let entry = OutboxLog.Entry(
             id: UUID(), enqueuedMilliseconds: Milliseconds.moment(store.configuration.now()), name: name, key: mutation.key,
-            value: value)
+            value: value, version: M.schemaVersion)
         try store.withDiskWrites { batch in
             // The user is decided under the lock: a switch that came first has been recorded.
             let user = store.user
             _ = try OutboxFile.change(for: user, in: &batch) { _ in OutboxLog.enqueued(entry) }
             withState { state in
                 if state.queue.user == .some(user) {
-                    state.queue.append(OutboxQueue.Change(entry: entry, mutation: mutation, modelType: ObjectIdentifier(M.Model.self)))
+                    var change = OutboxQueue.Change(entry: entry, mutation: mutation, modelType: ObjectIdentifier(M.Model.self))
+                    change.isByID = mutation is any ItemMutation
+                    state.queue.append(change)
                 }
                 // Under the lock: a read of the file that began before the append is not kept.
                 state.queue.markStale()
             }
         }
-        didChange(cacheName: info.cacheName, key: mutation.key)
+        didChange(cacheName: info.cacheName, key: mutation.key, everyKey: mutation is any ItemMutation)
         sender.start(for: self)
         signal.fire()
         return entry.id
@@ -162,7 +192,8 @@ final class Outbox: Sendable {
             return (user, loaded.user == .some(user) ? loaded.changes : [])
         }
         let sameFile = loaded.user == .some(user) && loaded.identity == read.identity
-        let entries = sameFile ? loaded.changes.map(\.entry) : read.log.entries
+        var seen: Set<UUID> = []
+        let entries = (sameFile ? loaded.changes.map(\.entry) : read.log.entries).filter { seen.insert($0.id).inserted }
         let previous = Dictionary(loaded.changes.map { ($0.entry.id, $0) }, uniquingKeysWith: { first, _ in first })
         var problems: [(String, AppCacheError)] = []
         let path = store.disk.store.fileSystem.displayPath(OutboxFile.path(for: user))
@@ -184,13 +215,19 @@ final class Outbox: Sendable {
                 return OutboxQueue.Change(entry: entry, problem: "no kind named \"\(entry.name)\" is known")
             }
             do {
-                return OutboxQueue.Change(entry: entry, mutation: try kind.decode(entry.value), modelType: kind.modelType)
+                var change = OutboxQueue.Change(entry: entry, mutation: try kind.decode(entry.value, entry.version), modelType: kind.modelType)
+                change.isByID = kind.isByID
+                return change
             } catch {
+                let version = entry.version.map { "version \($0)" } ?? "a version not recorded"
                 problems.append(("decode \(entry.id)", AppCacheError(
                     code: .modelMismatch,
-                    message: "A queued change of kind \"\(entry.name)\" does not decode; it waits, and the changes after it, until a version of the app decodes it.",
-                    path: path, underlyingError: error)))
-                return OutboxQueue.Change(entry: entry, modelType: kind.modelType, problem: "it does not decode: \(error)")
+                    message: "A queued change of kind \"\(entry.name)\" (\(version)) decodes neither as the current type nor through one of its upgrades; it stays queued and holds back the later changes of its kind (changes of other kinds go ahead) until a version of the app reads it or the app drops it.",
+                    cacheName: kind.cacheName, key: entry.key, path: path, underlyingError: error)))
+                var change = OutboxQueue.Change(entry: entry, modelType: kind.modelType, problem: "It does not decode (\(version)): \(error)")
+                change.isByID = kind.isByID
+                change.isUndecodable = true
+                return change
             }
         }
         let fresh = withState { state -> [AppCacheError] in
@@ -211,14 +248,26 @@ final class Outbox: Sendable {
         let changes = OutboxQueue.applicable(current().changes, to: type, key: key)
         guard !changes.isEmpty else { return (items, []) }
         var shown = items
-        for change in changes { change.mutation.apply(toItemsOf: Model.self, &shown) }
+        for change in changes { change.mutation.apply(toItemsOf: Model.self, &shown, key: key) }
         return (shown, changes.map(\.id))
     }
 
-    /// Applies an accepted change to the confirmed collection it changes, if one is cached for
-    /// the session's user: it stays visible once it leaves the queue, until the next confirmed
-    /// write replaces the collection.
+    /// Applies an accepted change to the confirmed collections it changes that are cached for
+    /// the session's user (the one its key names; for a change by id, every one holding one of
+    /// its items too): it stays visible once it leaves the queue, until the next confirmed
+    /// write replaces a collection.
     func fold<M: CacheMutation>(_ change: M, for session: CacheSession) throws {
+        if let byID = change as? any ItemMutation {
+            func open<Change: ItemMutation>(_ change: Change) throws {
+                _ = try store.updateItems(
+                    Change.Model.self, ids: Set(change.itemIDs), alsoKey: change.key, session: session
+                ) { items, key in
+                    change.apply(to: &items, key: key)
+                }
+            }
+            try open(byID)
+            return
+        }
         _ = try store.update(M.Model.self, forKey: change.key, session: session, onlyIfCached: true) { items, _ in
             change.apply(to: &items)
         }
@@ -226,8 +275,8 @@ final class Outbox: Sendable {
 
     /// Marks the queue to be read again and tells readers of the changed collection and
     /// followers of the queue (and the sender).
-    func didChange(cacheName: String, key: String?) {
+    func didChange(cacheName: String, key: String?, everyKey: Bool) {
         withState { $0.queue.markStale() }
-        onChange(cacheName, key)
+        onChange(cacheName, key, everyKey)
     }
 }

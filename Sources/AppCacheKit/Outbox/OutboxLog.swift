@@ -13,7 +13,10 @@ import Foundation
 ///   its encoded value (4 bytes each), then those bytes;
 /// - **attempted**: the id, how many sends were tried (4 bytes), the last error's length (4
 ///   bytes) and text;
-/// - **done**: the id (accepted by the server, or rejected for good).
+/// - **done**: the id (accepted by the server, or rejected for good);
+/// - **versioned enqueued** (kind 4): an enqueued body followed by the change's
+///   ``CacheMutation/schemaVersion`` (4 bytes). Builds before it wrote kind 1, whose changes
+///   have no version; a build that predates kind 4 skips such a record as damage.
 ///
 /// What the queue holds is the enqueued records in order, less the done ones, each with its last
 /// attempt. A record that fails its checksum is skipped and counted as damage (a flipped bit),
@@ -36,6 +39,7 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
         case enqueued = 1
         case attempted = 2
         case done = 3
+        case versionedEnqueued = 4
     }
 
     /// One queued change, as the log holds it.
@@ -45,6 +49,9 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
         var name: String
         var key: String?
         var value: Data
+        /// The change's ``CacheMutation/schemaVersion`` when it was queued; `nil` for changes
+        /// queued by builds that did not record it.
+        var version: Int? = nil
         var attempts = 0
         var lastError: String?
     }
@@ -75,7 +82,9 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
         body.append(name)
         body.append(key ?? Data())
         body.append(entry.value)
-        return record(.enqueued, body)
+        guard let version = entry.version else { return record(.enqueued, body) }
+        body.appendLittleEndian(Int32(clamping: version))
+        return record(.versionedEnqueued, body)
     }
 
     /// The record that notes a send of `id` was tried `attempts` times, the last failing with
@@ -149,8 +158,8 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
             }
             let id = body.readID(at: body.startIndex)
             switch recordKind {
-            case .enqueued:
-                guard let entry = Self.entry(id, body), seen.insert(id).inserted else {
+            case .enqueued, .versionedEnqueued:
+                guard let entry = Self.entry(id, body, versioned: recordKind == .versionedEnqueued), seen.insert(id).inserted else {
                     damagedRecords += 1
                     continue
                 }
@@ -184,7 +193,7 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
     }
 
     /// The longest body of any record.
-    static let maximumBodyLength = 16 + 8 + 12 + maximumNameLength + ArchiveHeader.maximumNameLength + maximumValueLength
+    static let maximumBodyLength = 16 + 8 + 12 + 4 + maximumNameLength + ArchiveHeader.maximumNameLength + maximumValueLength
 
     /// The records that hold the queue as it is now: each entry enqueued, with its last attempt.
     /// What a compaction writes in place of the whole log.
@@ -202,8 +211,9 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
     }
 
     /// The entry an enqueued record's `body` holds; `nil` when its lengths do not add up.
-    private static func entry(_ id: UUID, _ body: Data) -> Entry? {
-        guard body.count >= 16 + 8 + 12 else { return nil }
+    private static func entry(_ id: UUID, _ body: Data, versioned: Bool) -> Entry? {
+        let trailer = versioned ? 4 : 0
+        guard body.count >= 16 + 8 + 12 + trailer else { return nil }
         let start = body.startIndex
         let milliseconds: Int64 = body.readLittleEndian(at: start + 16)
         let nameLength = Int(body.readLittleEndian(at: start + 24) as UInt32)
@@ -211,7 +221,7 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
         let valueLength = Int(body.readLittleEndian(at: start + 32) as UInt32)
         let keyCount = keyLength == UInt32.max ? 0 : Int(keyLength)
         guard nameLength <= maximumNameLength, keyCount <= ArchiveHeader.maximumNameLength, valueLength <= maximumValueLength,
-            body.count == 36 + nameLength + keyCount + valueLength, DiskDate.isSane(millisecondsSince1970: milliseconds)
+            body.count == 36 + nameLength + keyCount + valueLength + trailer, DiskDate.isSane(millisecondsSince1970: milliseconds)
         else { return nil }
         var offset = start + 36
         func text(_ count: Int) -> String? {
@@ -224,7 +234,9 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
             guard let value = text(keyCount) else { return nil }
             key = value
         }
-        return Entry(id: id, enqueuedMilliseconds: milliseconds, name: name, key: key, value: Data(body[offset...]))
+        let value = Data(body[offset..<(body.endIndex - trailer)])
+        let version = versioned ? Int(body.readLittleEndian(at: body.endIndex - 4) as Int32) : nil
+        return Entry(id: id, enqueuedMilliseconds: milliseconds, name: name, key: key, value: value, version: version)
     }
 }
 

@@ -19,6 +19,11 @@ struct OutboxQueue {
         var modelType: ObjectIdentifier?
         /// Why it cannot be applied or sent, when it cannot.
         var problem: String?
+        /// Whether it names item ids (applies to every collection of its model type).
+        var isByID = false
+        /// Whether its kind is known but its bytes read as no version of it: it holds back the
+        /// later changes of its kind only (see ``OutboxSender/nextSend(_:)``).
+        var isUndecodable = false
 
         init(entry: OutboxLog.Entry, mutation: (any CacheMutation)? = nil, modelType: ObjectIdentifier? = nil, problem: String? = nil) {
             self.entry = entry
@@ -32,7 +37,7 @@ struct OutboxQueue {
             PendingMutation(
                 id: entry.id, mutationName: entry.name, key: entry.key,
                 enqueuedAt: Date(timeIntervalSince1970: Double(entry.enqueuedMilliseconds) / 1000),
-                attempts: entry.attempts, lastError: entry.lastError)
+                attempts: entry.attempts, lastError: entry.lastError ?? problem)
         }
     }
 
@@ -73,8 +78,10 @@ struct OutboxQueue {
         epoch &+= 1
     }
 
-    /// Adds a change this process just enqueued (decoded already: the next read keeps it).
+    /// Adds a change this process just enqueued (decoded already: the next read keeps it),
+    /// unless a read that began after its append holds it already.
     mutating func append(_ change: Change) {
+        guard !changes.contains(where: { $0.entry.id == change.entry.id }) else { return }
         changes.append(change)
         if let type = change.modelType, change.mutation != nil { pendingTypes.insert(type) }
     }
@@ -91,10 +98,11 @@ struct OutboxQueue {
     }
 
     /// The changes among `changes` to apply to the collection of the model type `type` under
-    /// `key`, in order.
+    /// `key`, in order: those naming that key, and every change by id of the type (it changes
+    /// nothing where its items are not).
     static func applicable(_ changes: [Change], to type: ObjectIdentifier, key: String?) -> [(id: UUID, mutation: any CacheMutation)] {
         changes.compactMap { change in
-            guard change.modelType == type, change.entry.key == key, let mutation = change.mutation else { return nil }
+            guard change.modelType == type, change.isByID || change.entry.key == key, let mutation = change.mutation else { return nil }
             return (change.entry.id, mutation)
         }
     }

@@ -96,7 +96,14 @@ final class OutboxSender: Sendable {
         case wait(Duration?)
     }
 
-    /// The queue's first change, if it may be sent now; takes the sender's lease for it.
+    /// The queue's first change that may be sent, if it may be sent now; takes the sender's
+    /// lease for it.
+    ///
+    /// A change whose kind is known but whose bytes read as no version of it (an app update
+    /// changed the type without an upgrade for them) is passed over, reported once and noted
+    /// as its ``PendingMutation/lastError``: it holds back the later changes of its kind, and
+    /// changes of other kinds go ahead. A change whose kind has no sender here holds back the
+    /// whole queue (order is kept; another build or process may know it).
     func nextSend(_ outbox: Outbox) -> SendDecision {
         let store = outbox.store
         let disk = store.disk
@@ -105,7 +112,24 @@ final class OutboxSender: Sendable {
         guard !disk.isReadOnly, !disk.gate.isClosed, store.state.withLock({ $0.versionRemoval == nil }) else { return .wait(nil) }
         let session = store.session
         let (user, changes) = outbox.current()
-        guard user == session.user, let head = changes.first else {
+        guard user == session.user else {
+            lease.release(by: holder, root: root)
+            return .wait(nil)
+        }
+        var heldKinds: Set<String> = []
+        var passedOver: [UUID] = []
+        var first: OutboxQueue.Change?
+        for change in changes {
+            if change.isUndecodable {
+                heldKinds.insert(change.entry.name)
+                noteUndecodable(change, of: user, in: outbox)
+            } else if !heldKinds.contains(change.entry.name) {
+                first = change
+                break
+            }
+            passedOver.append(change.entry.id)
+        }
+        guard let head = first else {
             lease.release(by: holder, root: root)
             return .wait(nil)
         }
@@ -133,7 +157,8 @@ final class OutboxSender: Sendable {
         }
         switch lease.acquire(by: holder, root: root) {
         case .held:
-            return .send(SendJob(session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key))
+            return .send(SendJob(
+                session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key, passedOver: Set(passedOver)))
         case .heldElsewhere(let seconds):
             return .wait(.seconds(Int(seconds)))
         case .unavailable:
@@ -141,22 +166,31 @@ final class OutboxSender: Sendable {
         }
     }
 
-    /// Records that `job` is being sent, if its change is still first in its user's queue (the
-    /// disk says, under the lock: another process may have sent it meanwhile).
+    /// Records that `job` is being sent, if its change is still the first in its user's queue
+    /// but for those the decision passed over (the disk says, under the lock: another process
+    /// may have sent it meanwhile, or enqueued nothing before it).
     ///
     /// - Returns: whether to send it.
     func noteAttempt(_ job: SendJob, in outbox: Outbox) -> Bool {
         let store = outbox.store
+        /// The job's entry in `log`, if only passed-over changes come before it.
+        func entry(in log: OutboxLog) -> OutboxLog.Entry? {
+            for entry in log.entries {
+                if entry.id == job.id { return entry }
+                guard job.passedOver.contains(entry.id) else { return nil }
+            }
+            return nil
+        }
         do {
             let first = try store.withDiskWrites { batch -> Bool in
                 guard store.state.withLock({ job.session.isCurrent(in: $0.sessions) }) else { return false }
                 let (queue, _) = try OutboxFile.change(for: job.session.user, in: &batch) { log in
-                    guard let head = log.entries.first, head.id == job.id else { return nil }
+                    guard let head = entry(in: log) else { return nil }
                     return OutboxLog.attempted(job.id, attempts: head.attempts + 1, error: head.lastError)
                 }
-                return queue.entries.first?.id == job.id
+                return entry(in: queue) != nil
             }
-            outbox.didChange(cacheName: job.kind.cacheName, key: job.key)
+            outbox.didChange(cacheName: job.kind.cacheName, key: job.key, everyKey: job.kind.isByID)
             return first
         } catch {
             store.reportAll([AppCacheError(wrapping: error)])
@@ -204,9 +238,28 @@ final class OutboxSender: Sendable {
             backOff(outbox)
         }
         store.reportAll(problems)
-        outbox.didChange(cacheName: job.kind.cacheName, key: job.key)
+        outbox.didChange(cacheName: job.kind.cacheName, key: job.key, everyKey: job.kind.isByID)
         let retryAt = outbox.state.withLock { $0.sending.retryAt }
         return retryAt.map { max($0 - .now, .zero) } ?? .zero
+    }
+
+    /// Notes why a change that does not decode waits, as its last error (once per process):
+    /// what ``AppCache/pendingMutations`` and the inspector's LAST ERROR show.
+    private func noteUndecodable(_ change: OutboxQueue.Change, of user: String?, in outbox: Outbox) {
+        guard change.entry.lastError != change.problem,
+            outbox.state.withLock({ $0.sending.reported.insert("last error \(change.entry.id)").inserted })
+        else { return }
+        do {
+            try outbox.store.withDiskWrites { batch in
+                _ = try OutboxFile.change(for: user, in: &batch) { log in
+                    guard let entry = log.entries.first(where: { $0.id == change.entry.id }) else { return nil }
+                    return OutboxLog.attempted(entry.id, attempts: entry.attempts, error: change.problem)
+                }
+            }
+            outbox.withState { $0.queue.markStale() }
+        } catch {
+            outbox.store.reportAll([AppCacheError(wrapping: error)])
+        }
     }
 
     /// Takes `job`'s change out of its user's queue (if it is still there: another process may

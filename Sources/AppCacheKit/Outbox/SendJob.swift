@@ -1,12 +1,14 @@
 import Foundation
 
-/// One send the sender decided on: the queue's first change, for its user.
+/// One send the sender decided on: the queue's first change that can be sent, for its user.
 struct SendJob: Sendable {
     var session: CacheSession
     var id: UUID
     var mutation: any CacheMutation
     var kind: MutationKind
     var key: String?
+    /// The changes before it in the queue that the decision passed over (they do not decode).
+    var passedOver: Set<UUID> = []
 }
 
 /// What became of a send.

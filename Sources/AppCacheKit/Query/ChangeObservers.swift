@@ -57,6 +57,15 @@ final class ChangeObservers: Sendable {
         for signal in signals { signal.fire() }
     }
 
+    /// Wakes the observers of every collection of one cache name (a change by id, which
+    /// touches every collection holding its items).
+    func notify(cacheName: String) {
+        let signals = state.withLock { state in
+            state.observers.values.filter { $0.cacheName == cacheName }.map(\.signal)
+        }
+        for signal in signals { signal.fire() }
+    }
+
     /// Wakes every observer.
     func notifyAll() {
         let signals = state.withLock { $0.observers.values.map(\.signal) }

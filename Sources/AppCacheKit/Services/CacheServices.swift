@@ -33,8 +33,8 @@ final class CacheServices: Sendable {
             if let cacheName { observers.notify(cacheName: cacheName, key: key) } else { observers.notifyAll() }
         }
         self.store = store
-        let outbox = Outbox(store: store, observers: observers) { cacheName, key in
-            observers.notify(cacheName: cacheName, key: key)
+        let outbox = Outbox(store: store, observers: observers) { cacheName, key, everyKey in
+            if everyKey { observers.notify(cacheName: cacheName) } else { observers.notify(cacheName: cacheName, key: key) }
             observers.notify(cacheName: Outbox.observerName, key: nil)
         }
         self.outbox = outbox

@@ -235,7 +235,7 @@ extension CollectionStore {
 
     /// The items in `payload`, unless `record` has expired or names a codec this build does
     /// not know; those of an older version converted by the type's upgrade from it.
-    private func decode<Model: CacheableModel>(_ type: Model.Type, _ payload: UnsafeRawBufferPointer, of record: ArchiveRecord) -> Decoded {
+    func decode<Model: CacheableModel>(_ type: Model.Type, _ payload: UnsafeRawBufferPointer, of record: ArchiveRecord) -> Decoded {
         if record.isExpired(at: configuration.now()) { return .expired }
         guard let codec = PayloadCodec(headerValue: record.codec) else { return .unknownCodec(record.codec) }
         if record.schemaVersion != Int64(Model.schemaVersion),

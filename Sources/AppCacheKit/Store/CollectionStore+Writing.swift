@@ -45,6 +45,8 @@ extension CollectionStore {
         record.nextPageCursor = nextPageCursor
         let type = ObjectIdentifier(Model.self)
         let writeThrough = configuration.writeBackDelay == .zero || archive != nil
+        // Taken outside the lock, for the index of writes by id, once they used the type.
+        let itemIDs = info.itemIDs?(ErasedItems(items))
 
         func entry(for user: String?) -> MemoryEntry {
             let archiveKey = ArchiveKey(info.cacheNamePart, user: user, key: key)
@@ -65,6 +67,7 @@ extension CollectionStore {
         /// find them (in memory, or in place on disk).
         func noteWrite(for user: String?, _ state: inout StoreState) {
             if let slot = state.sessions.slot(of: user) { state.noteWrite(MemoryKey(type: type, key: key, user: slot)) }
+            if let itemIDs { state.itemIndex.noteWrite(type: type, user: user, key: key, ids: itemIDs) }
         }
 
         var spills: [MemoryKey] = []

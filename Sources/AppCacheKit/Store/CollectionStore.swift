@@ -126,6 +126,9 @@ final class CollectionStore: Sendable {
         /// The type's cache name, ready to make its archive keys.
         var cacheNamePart: ArchiveKey.CacheNamePart
         var threshold: Duration
+        /// How writes take their items' ids for the ``ItemIndex``, once writes by id used the
+        /// type; `nil` before (writes then pay nothing for it).
+        var itemIDs: ItemIndex.IDs?
 
         var cacheName: String { cacheNamePart.cacheName }
     }
@@ -216,6 +219,7 @@ final class CollectionStore: Sendable {
             didChange: { before, after in
                 state.withLock { state in
                     if state.syncedChange == before { state.syncedChange = after }
+                    state.itemIndex.didChange(from: before, to: after)
                 }
             })
     }

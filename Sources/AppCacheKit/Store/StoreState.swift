@@ -36,6 +36,8 @@ struct StoreState {
     /// The collections an `updateItems` is working on: how many updates, and how many
     /// writes each has had since (an update stores its result only if none came between).
     var updateCounters: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]
+    /// Which collections hold which item ids, for the types writes by id used.
+    var itemIndex = ItemIndex()
 
     /// Starts following writes of `key` for an update; returns the count to compare with.
     mutating func beginUpdate(_ key: MemoryKey) -> UInt64 {
