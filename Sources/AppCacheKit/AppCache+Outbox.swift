@@ -15,8 +15,12 @@ extension AppCache {
     /// the same `id`: let the server make a change once per id.
     ///
     /// Of all the processes sharing the root (an app and its extensions), one sends at a time
-    /// (a lease in the lock file, renewed while a send runs; no lock is held across it). A queue
-    /// whose first change has no sender here waits, and everything after it: order is kept.
+    /// (a lease in the lock file, renewed while a send runs; no lock is held across it), and a
+    /// process with a sender hears at once of changes the others enqueue. A queue whose first
+    /// change has no sender here waits, and everything after it: order is kept. A queued change
+    /// that reads as no version of its kind (see ``CacheMutation/upgrades``) is passed over and
+    /// holds back only the later changes of its kind. A process that should show pending changes
+    /// without sending them (a widget) registers their kinds with ``registerMutationKind(_:)``.
     ///
     /// ```swift
     /// cache.registerSender(for: Bookmark.self) { bookmark, id in
@@ -35,6 +39,8 @@ extension AppCache {
         for type: M.Type, send: @escaping @Sendable (M, _ id: UUID) async throws -> Void
     ) {
         outbox.register(M.self, send: send)
+        // A sender hears at once of what other processes (a widget) enqueue.
+        queries.watcher.start()
     }
 
     /// Lets this process read queued changes of one kind, so that its reads show them, without

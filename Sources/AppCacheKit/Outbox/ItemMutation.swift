@@ -48,6 +48,9 @@
 /// that holds one of its items (and the one its key names, if cached): what ``AppCache/updateItem(_:id:for:_:)``
 /// does.
 public protocol ItemMutation: CacheMutation where Model: Identifiable {
+    /// The model of the items it changes, told by ``apply(to:)-(Model)``'s parameter (stated
+    /// again here so that it is inferred from it).
+    associatedtype Model
     /// The ids of the items the change touches.
     var itemIDs: [Model.ID] { get }
 

@@ -65,9 +65,10 @@ extension CollectionStore {
 
         /// Counts the write for updates of the collection, once its items are where readers
         /// find them (in memory, or in place on disk).
-        func noteWrite(for user: String?, _ state: inout StoreState) {
+        /// `identity`: the archive written, when the items were written through.
+        func noteWrite(for user: String?, identity: FileVersion? = nil, _ state: inout StoreState) {
             if let slot = state.sessions.slot(of: user) { state.noteWrite(MemoryKey(type: type, key: key, user: slot)) }
-            if let itemIDs { state.itemIndex.noteWrite(type: type, user: user, key: key, ids: itemIDs) }
+            if let itemIDs { state.itemIndex.noteWrite(type: type, user: user, key: key, ids: itemIDs, identity: identity) }
         }
 
         var spills: [MemoryKey] = []
@@ -90,8 +91,9 @@ extension CollectionStore {
                     if let archive, batch.facts(of: entry.path)?.identity != archive.identity { throw WriteConflict() }
                     // A dirty copy waiting in memory for that user is older than these items.
                     state.withLock { $0.memory.remove(entry.archiveKey) }
-                    entry.diskIdentity = try batch.write(record, forKey: entry.archiveKey, at: entry.path)
-                    state.withLock { noteWrite(for: session?.user, &$0) }
+                    let identity = try batch.write(record, forKey: entry.archiveKey, at: entry.path)
+                    entry.diskIdentity = identity
+                    state.withLock { noteWrite(for: session?.user, identity: identity, &$0) }
                     return true
                 case .memory:
                     var entry: MemoryEntry? = entry(for: user)
@@ -100,8 +102,9 @@ extension CollectionStore {
                         let identity = try batch.write(record, forKey: entry!.archiveKey, at: entry!.path)
                         entry!.diskIdentity = identity
                     }
+                    let identity = entry!.diskIdentity
                     spills = state.withLock { state in
-                        noteWrite(for: user, &state)
+                        noteWrite(for: user, identity: identity, &state)
                         return state.memory.store(entry.moveOut()!, for: MemoryKey(type: type, key: key, user: slot))
                     }
                     if !writeThrough { scheduleWriteBack() }

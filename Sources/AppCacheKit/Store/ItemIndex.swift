@@ -26,7 +26,8 @@ struct ItemIndex {
     /// What one collection held when it was indexed.
     struct Indexed {
         var ids: Set<AnyHashable>
-        /// The archive read (`nil`: the items came from this process's write, not from disk).
+        /// The archive read or written (`nil`: the items are not on disk yet, or came from
+        /// memory).
         var identity: FileVersion?
         /// The scope's write count when this process wrote it (`nil`: read from disk).
         var written: UInt64?
@@ -95,12 +96,13 @@ struct ItemIndex {
     }
 
     /// Records this process's write of `user`'s collection of `type` under `key`, holding
-    /// `ids`; a scope not built yet is left to its build.
-    mutating func noteWrite(type: ObjectIdentifier, user: String?, key: String?, ids: Set<AnyHashable>) {
+    /// `ids` (`identity`: the archive written, when written through); a scope not built yet
+    /// is left to its build.
+    mutating func noteWrite(type: ObjectIdentifier, user: String?, key: String?, ids: Set<AnyHashable>, identity: FileVersion?) {
         let scope = Scope(type: type, user: user)
         guard scopes[scope] != nil else { return }
         scopes[scope]!.writes &+= 1
-        scopes[scope]!.set(key, Indexed(ids: ids, identity: nil, written: scopes[scope]!.writes))
+        scopes[scope]!.set(key, Indexed(ids: ids, identity: identity, written: scopes[scope]!.writes))
     }
 
     /// Keeps what a build or check of `scope` found, begun at the scope's write count
