@@ -151,6 +151,8 @@ struct AppCacheTorture {
                 report.violations.count - violations, Date().timeIntervalSince(modeStarted)))
         }
         for figure in report.figures { print("figure: \(figure)") }
+        // Again at the end, with the seed, where a log cut to its tail still shows them.
+        for violation in report.violations { print("VIOLATION (seed \(seed)): \(violation)") }
         print(String(
             format: "total: %d episodes, %d kills, %d operations, %d violations (%.1f s)", report.episodes, report.kills,
             report.operations, report.violations.count, Date().timeIntervalSince(started)))

@@ -27,6 +27,28 @@ import Testing
         #expect(log.entries[0].key == "k2" && log.entries[0].name == "bookmark")
     }
 
+    @Test func aVersionedRecordKeepsItsVersionAndAnOlderOneHasNone() {
+        var versioned = Self.entry(1)
+        versioned.version = 3
+        let old = Self.entry(2)
+        let bytes = OutboxLog.enqueued(versioned) + OutboxLog.enqueued(old)
+        let log = OutboxLog(decoding: bytes)
+        #expect(log.damagedRecords == 0)
+        #expect(log.entries.map(\.version) == [3, nil])
+        #expect(log.entries.map(\.value) == [versioned.value, old.value], "the version is not read as part of the value")
+        #expect(OutboxLog(decoding: log.encoded()).entries == log.entries, "a compaction keeps it")
+        // A version record whose body is one byte short of its version is damage, not a guess.
+        var short = OutboxLog.enqueued(versioned)
+        let bodyLength = Int(short[short.startIndex + 5])
+        short.removeSubrange((short.endIndex - 5)..<(short.endIndex - 4))
+        short[short.startIndex + 5] = UInt8(bodyLength - 1)
+        let crc = CRC32.checksum(short.prefix(short.count - 4))
+        short.replaceSubrange((short.endIndex - 4)..<short.endIndex, with: withUnsafeBytes(of: crc.littleEndian) { Data($0) })
+        let damaged = OutboxLog(decoding: short + OutboxLog.enqueued(old))
+        #expect(damaged.entries.map(\.id) == [old.id])
+        #expect(damaged.damagedRecords == 1)
+    }
+
     @Test func aDamagedRecordIsSkippedATornTailCutOff() {
         let records = (1...3).map { OutboxLog.enqueued(Self.entry($0)) }
         var flipped = records[1]
