@@ -6,11 +6,11 @@ import Foundation
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
 /// cache-items, disk-hit, disk-hit-one, flush, bytes-written, disk-budget, listing, scaling, concurrency,
-/// slow-disk, cross-process, upgrade, watch.
+/// slow-disk, cross-process, upgrade, watch, update-item, pending-hit.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch", "update-item", "pending-hit",
     ]
 
     static func main() throws {
@@ -95,6 +95,8 @@ struct AppCacheBenchmarks {
             case "cross-process": try scenarios.crossProcess()
             case "upgrade": try scenarios.upgrade()
             case "watch": try scenarios.watch()
+            case "update-item": try scenarios.updateItem()
+            case "pending-hit": try scenarios.pendingHit()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or

@@ -49,7 +49,13 @@ import MenuModel
 /// - **read-only**: a filled root made read-only (a tmpfs remounted read-only as root, write
 ///   bits removed otherwise) read by four instances from four threads while they try every
 ///   change: intact collections read whole, a damaged one is a miss, every change throws
-///   `permissionDenied`, each instance says once that it is read-only, nothing on disk changes.
+///   `permissionDenied`, each instance says once that it is read-only, nothing on disk changes;
+/// - **outbox**: children enqueue offline changes and send them to a "server" log while they are
+///   killed at random moments, then a last child drains: every acknowledged change answered,
+///   one id through every re-send, never two sends at once, each child's changes sent in order;
+///   then changes by id (`ItemMutation`) over several lists of one model, lists cached after the
+///   changes included: each list holding the item shows a change while it is pending, and once
+///   all are answered every list shows the value the server accepted last.
 ///
 /// Prints what it did and every violation; exits 1 on any. `--quick` (CI) takes under two
 /// minutes; the default is the long run whose figures the README quotes.
@@ -220,6 +226,11 @@ struct AppCacheTorture {
                     root: root, owner: values["--owner"] ?? "A", count: Int(values["--count"] ?? "1000") ?? 1000)
             case "outbox":
                 try OutboxChild.run(
+                    root: root, log: URL(filePath: values["--log"] ?? "/nonexistent"), owner: values["--owner"] ?? "a",
+                    start: Int(values["--start"] ?? "0") ?? 0, count: Int(values["--count"] ?? "0") ?? 0,
+                    seed: UInt64(values["--seed"] ?? "1") ?? 1)
+            case "outbox-by-id":
+                try OutboxByIDChild.run(
                     root: root, log: URL(filePath: values["--log"] ?? "/nonexistent"), owner: values["--owner"] ?? "a",
                     start: Int(values["--start"] ?? "0") ?? 0, count: Int(values["--count"] ?? "0") ?? 0,
                     seed: UInt64(values["--seed"] ?? "1") ?? 1)
