@@ -2,70 +2,19 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// Bookmarking a post: a change to the cached feed that must also reach the server, made
-/// offline as often as not. It sets the post's "bookmarked" tag (sets, never toggles: it is
-/// applied again on every feed the server sends until the server has it).
-struct Bookmark: CacheMutation {
-    static let mutationName = "bookmark"
-    static let tag = "bookmarked"
-    var postID: UUID
-    var isBookmarked: Bool
-    var key: String? { "top" }
-
-    func apply(to items: inout [FeedPost]) {
-        for index in items.indices where items[index].id == postID {
-            items[index].tags.removeAll { $0 == Self.tag }
-            if isBookmarked { items[index].tags.append(Self.tag) }
-        }
-    }
-}
-
-/// The simulated bookmark endpoint: down until the network comes back, then it takes each
-/// bookmark once per idempotency key.
-actor BookmarkServer {
-    private(set) var isOnline: Bool
-    private(set) var received: [UUID] = []
-
-    init(isOnline: Bool) {
-        self.isOnline = isOnline
-    }
-
-    func goOnline() {
-        isOnline = true
-    }
-
-    /// `POST /bookmarks` with an `Idempotency-Key`.
-    func receive(_ bookmark: Bookmark, id: UUID) async throws {
-        guard isOnline else { throw URLError(.notConnectedToInternet) }
-        if received.contains(id) {
-            print("[server] POST /bookmarks Idempotency-Key: \(id): already done")
-            return
-        }
-        received.append(id)
-        print("[server] POST /bookmarks post \(bookmark.postID.uuidString.prefix(8)) bookmarked=\(bookmark.isBookmarked) Idempotency-Key: \(id)")
-    }
-}
-
 /// The bookmark part of the example: the lines an app writes, and what a reader sees.
 enum Bookmarks {
-    /// Registers the bookmark sender (every launch does, before anything is enqueued).
-    static func registerSender(on cache: AppCache, server: BookmarkServer) {
-        cache.registerSender(for: Bookmark.self) { bookmark, id in
-            try await server.receive(bookmark, id: id)
-        }
-    }
-
     /// Bookmarks the `number`th cached post with the network down, shows it bookmarked at once
     /// and waiting, then (unless `staysOffline`) brings the network back and waits until the
     /// server has it.
-    static func run(cache: AppCache, server: BookmarkServer, number: Int, offlineFor: Duration, staysOffline: Bool) async throws {
+    static func run(cache: AppCache, server: SocialServer, number: Int, offlineFor: Duration, staysOffline: Bool) async throws {
         guard let posts = try cache.getCachedItems(FeedPost.self, forKey: "top"), posts.indices.contains(number - 1) else {
             print("[bookmarks] post \(number) is not cached; run news-feed once online first")
             return
         }
         let post = posts[number - 1]
         print("[bookmarks] offline: bookmarking \"\(post.title)\"")
-        let id = try cache.enqueue(Bookmark(postID: post.id, isBookmarked: true))
+        let id = try cache.enqueue(Bookmark(post: post, isBookmarked: true))
         print("[bookmarks] queued as \(id), on disk before enqueue returned")
         show(try cache.getCachedItems(FeedPost.self, forKey: "top") ?? [], upTo: number)
         // The first send fails: no network.
@@ -77,7 +26,7 @@ enum Bookmarks {
         }
         try await Task.sleep(for: offlineFor)
         print("[network] back")
-        await server.goOnline()
+        await server.setNetwork(reads: true, writes: true)
         cache.networkDidBecomeAvailable()
         try await waitUntilSent(cache)
         show(try cache.getCachedItems(FeedPost.self, forKey: "top") ?? [], upTo: number)
@@ -91,7 +40,7 @@ enum Bookmarks {
 
     static func report(_ pending: [PendingMutation]) {
         guard !pending.isEmpty else {
-            print("[outbox] nothing waits: the server has every bookmark")
+            print("[outbox] nothing waits: the server has every change")
             return
         }
         for change in pending {

@@ -11,13 +11,14 @@ import MenuModel
 /// `304` that re-dates the archive without rewriting it; offline, both screens keep what they
 /// had. Run it several times on one cache directory to see each case. With `--bookmark N` it
 /// bookmarks a post with the network down: shown at once, queued durably, sent when the
-/// network returns (or by the next launch).
+/// network returns (or by the next launch). With `--one-post` it keeps one post liked and
+/// bookmarked offline right in four lists, across a kill.
 @main
 struct NewsFeed {
     static let usage = """
         usage: news-feed [--root DIR] [--user NAME] [--edition N] [--offline] [--force-stale]
                          [--server-delay MS] [--posts N] [--live]
-                         [--bookmark N [--offline-for MS | --stay-offline]]
+                         [--bookmark N [--offline-for MS | --stay-offline]] [--one-post]
 
           --root DIR          cache directory (default: <temporary directory>/news-feed-cache)
           --user NAME         whose feed (default: reader)
@@ -32,6 +33,9 @@ struct NewsFeed {
           --bookmark N        bookmark the Nth cached post offline; the network returns after
                               --offline-for MS (default: 500), or not at all with --stay-offline
                               (the next launch sends it)
+          --one-post          one post in four lists (home timeline, author's profile,
+                              bookmarks, detail screen): bookmarked and liked offline, the app
+                              killed and relaunched, every list kept right, then sent once
         """
 
     static func main() async {
@@ -60,17 +64,21 @@ struct NewsFeed {
             configuration.setStalenessThreshold(.zero, for: FeedPost.self)
         }
         configuration.diagnostics = { problem in printError("[cache] recovered: \(problem.message)") }
+        if options.onePost {
+            try await OnePost.run(root: options.root, user: options.user)
+            return
+        }
         let cache = try AppCache(configuration: configuration)
-        // Every launch registers its senders first: bookmarks queued by an earlier run go out
-        // as soon as the (simulated) network is there.
-        let bookmarkServer = BookmarkServer(isOnline: !options.offline && options.bookmark == nil)
+        // Every launch registers its senders first: changes queued by an earlier run go out as
+        // soon as the (simulated) network is there.
+        let socialServer = SocialServer(acceptsWrites: !options.offline && options.bookmark == nil)
         let queuedEarlier = cache.pendingMutations.count
-        if queuedEarlier > 0 { print("[outbox] \(queuedEarlier) bookmark(s) queued by an earlier run") }
-        Bookmarks.registerSender(on: cache, server: bookmarkServer)
+        if queuedEarlier > 0 { print("[outbox] \(queuedEarlier) change(s) queued by an earlier run") }
+        registerSenders(on: cache, server: socialServer)
         if let number = options.bookmark {
             print("News feed, bookmarks: user \(options.user), cache \(options.root.path(percentEncoded: false))")
             try await Bookmarks.run(
-                cache: cache, server: bookmarkServer, number: number, offlineFor: options.offlineFor, staysOffline: options.staysOffline)
+                cache: cache, server: socialServer, number: number, offlineFor: options.offlineFor, staysOffline: options.staysOffline)
             return
         }
         if options.live {
@@ -213,6 +221,7 @@ struct Options {
     var bookmark: Int?
     var offlineFor = Duration.milliseconds(500)
     var staysOffline = false
+    var onePost = false
     var help = false
 
     struct Invalid: Error, CustomStringConvertible {
@@ -246,6 +255,7 @@ struct Options {
                 guard bookmark! >= 1 else { throw Invalid(description: "--bookmark counts posts from 1") }
             case "--offline-for": offlineFor = .milliseconds(try count(for: argument))
             case "--stay-offline": staysOffline = true
+            case "--one-post": onePost = true
             case "--help", "-h": help = true
             default: throw Invalid(description: "unknown option '\(argument)'")
             }

@@ -63,10 +63,53 @@ struct ExampleTests {
         #expect(!offline.standardOutput.contains("[server] POST"))
         let next = try await newsFeed.run(["--root", scratch.cacheRoot, "--server-delay", "0"], scratch: scratch.url)
         #expect(next.status == 0, "\(next.standardError)")
-        #expect(next.standardOutput.contains("[outbox] 1 bookmark(s) queued by an earlier run"))
+        #expect(next.standardOutput.contains("[outbox] 1 change(s) queued by an earlier run"))
         #expect(next.standardOutput.contains("Idempotency-Key: \(queued)"))
         #expect(next.standardOutput.contains("2. ★ 東京の朝 #1001") && next.standardOutput.contains("3. ★ Café com pão #1002"), "both stay bookmarked")
         #expect(next.standardOutput.contains("[outbox] nothing waits"))
+    }
+
+    /// One post in four lists, bookmarked and liked offline on its detail screen; the app
+    /// killed and relaunched; the author's profile opened for the first time shows the like;
+    /// each change sent once; every list ends with the server's post.
+    @Test func newsFeedKeepsOnePostRightInEveryListAcrossAKill() async throws {
+        let scratch = try Scratch()
+        let run = try await newsFeed.run(["--root", scratch.cacheRoot, "--one-post"], scratch: scratch.url)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.isEmpty)
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        func index(_ prefix: String) throws -> Int { try #require(lines.firstIndex { $0.hasPrefix(prefix) }, "\(prefix)") }
+        let lists = ["  home timeline ", "  author's profile ", "  bookmarks ", "  detail screen "]
+        func shown(after start: Int) -> [String] {
+            lists.map { list in lines[start...].first { $0.hasPrefix(list) }.map { String($0.dropFirst(list.count)).trimmingCharacters(in: .whitespaces) } ?? "" }
+        }
+
+        let queued = try index("[detail] ★ then ♥, offline: queued as")
+        #expect(shown(after: queued) == ["♥ ★ 7 likes   (10 posts)", "not opened yet", "♥ ★ 7 likes   (2 posts)", "♥ ★ 7 likes   (1 post)"])
+        #expect(lines.contains("[launch 1] 0 collection(s) in memory only (what a kill loses); the changes are on disk"))
+        let killed = try index("[launch 1] killed")
+        #expect(lines[killed] == "[launch 1] killed")
+        #expect(lines.contains("[outbox] queued by launch 1: bookmark, like"))
+        // The profile's first fetch brings the server's old post; the like shows on it.
+        let fetched = try index("[server] GET /authors/李娜/posts: 3 posts, \"東京の朝 #5001\" ♡ ☆ 7 likes")
+        let profile = try index("[profile] 3 posts from the server; shows \"東京の朝 #5001\" ♥ ★ 7 likes")
+        #expect(killed < fetched && fetched < profile)
+        #expect(shown(after: profile) == ["♥ ★ 7 likes   (10 posts)", "♥ ★ 7 likes   (3 posts)", "♥ ★ 7 likes   (2 posts)", "♥ ★ 7 likes   (1 post)"])
+        // Back online: each change sent once, in order; every list shows the server's post.
+        let back = try index("[network] back")
+        #expect(lines.filter { $0.hasPrefix("[server] POST") }.count == 2)
+        let bookmark = try index("[server] POST /bookmarks post ")
+        let like = try index("[server] POST /likes post ")
+        #expect(back < bookmark && bookmark < like && lines[like].hasSuffix(": 8 likes"))
+        let sent = try index("[outbox] nothing waits")
+        #expect(shown(after: sent) == ["♥ ★ 8 likes   (10 posts)", "♥ ★ 8 likes   (3 posts)", "♥ ★ 8 likes   (2 posts)", "♥ ★ 8 likes   (1 post)"])
+        #expect(lines.last == "[check] every list fetched again from the server: the same as the cache shows")
+
+        // Again on the same root: the scenario starts over (the profile forgotten), the same way.
+        let again = try await newsFeed.run(["--root", scratch.cacheRoot, "--one-post"], scratch: scratch.url)
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(again.standardOutput.contains("[profile] 3 posts from the server; shows \"東京の朝 #5001\" ♥ ★ 7 likes"))
+        #expect(again.standardOutput.split(separator: "\n").last == "[check] every list fetched again from the server: the same as the cache shows")
     }
 
     @Test func newsFeedRefreshesInTheBackgroundWith304OfflineAndNewEditions() async throws {

@@ -34,9 +34,9 @@ struct InspectorTests {
         #expect(table.status == 0, "\(table.standardError)")
         let lines = table.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("Queued:     1 change(s) waiting for the server"))
-        #expect(lines.contains { $0.hasPrefix("VERSION  USER    CHANGE    KEY  ID") })
+        #expect(lines.contains { $0.hasPrefix("VERSION  USER    CHANGE    KEY        ID") })
         let row = try #require(lines.first { $0.contains(String(id)) })
-        #expect(row.hasPrefix("1        reader  bookmark  top  "))
+        #expect(row.hasPrefix("1        reader  bookmark  bookmarks  "))
         #expect(row.contains("  1  ") && row.contains("NSURLErrorDomain"), "tried once, with the error")
 
         let json = try await inspect.run([scratch.cacheRoot, "--json"], scratch: scratch.url)
