@@ -147,7 +147,6 @@ struct BenchPost: CacheableModel, Identifiable, Hashable {
 
 /// Sets a post's like count: the change by id of the pending-hit benchmark.
 struct SetLikes: ItemMutation {
-    typealias Model = BenchPost
     static let mutationName = "bench-set-likes"
     var post: Int
     var likes: Int

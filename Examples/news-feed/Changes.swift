@@ -11,7 +11,6 @@ import MenuModel
 /// Liking a post: sets its "liked" tag wherever it is cached (sets, never toggles: it is applied
 /// again to every list the server sends until the server has it).
 struct Like: ItemMutation {
-    typealias Model = FeedPost
     static let mutationName = "like"
     static let tag = "liked"
     var postID: FeedPost.ID
@@ -23,7 +22,6 @@ struct Like: ItemMutation {
 /// Bookmarking a post: sets its "bookmarked" tag wherever it is cached, and adds it to (or
 /// drops it from) the bookmarks list, which may not hold it yet.
 struct Bookmark: ItemMutation {
-    typealias Model = FeedPost
     static let mutationName = "bookmark"
     static let tag = "bookmarked"
     var post: FeedPost

@@ -206,7 +206,7 @@ extension AppCache {
     public func getCachedItems<Model: CacheableModel>(_ type: Model.Type, forKey key: String? = nil) throws -> [Model]? {
         // The hit path is inlined into the caller and specialised for `Model`: a lock, a hash
         // lookup and an unchecked cast, with no generic metadata lookups.
-        if let hit = store.memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
+        if let hit = store.shownHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
             return hit.items.items(as: Model.self)
         }
         return try itemsAfterMiss(Model.self, key: key)
@@ -221,7 +221,7 @@ extension AppCache {
     ) throws -> CachedCollection<Model>? {
         let items: [Model]
         let cachedDate: Date
-        if let hit = store.memoryHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
+        if let hit = store.shownHit(ObjectIdentifier(Model.self), key), !hit.expires || store.isLive(hit) {
             items = hit.items.items(as: Model.self)
             cachedDate = hit.cachedDate
         } else {

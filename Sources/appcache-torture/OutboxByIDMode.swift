@@ -188,7 +188,6 @@ struct TorturePost: CacheableModel, Identifiable, Hashable {
 
 /// Sets one post's value: a *set*, so applying it again changes nothing.
 struct SetPostValue: ItemMutation {
-    typealias Model = TorturePost
     static let mutationName = "torture-set-post"
     var post: Int
     var number: Int

@@ -20,7 +20,10 @@ import Foundation
 ///             Bookmark(post: Post(upgrading: old.post), isBookmarked: old.isBookmarked)
 ///         }]
 ///     }
-///     // ...
+///     var post: Post
+///     var isBookmarked: Bool
+///     var itemIDs: [Post.ID] { [post.id] }
+///     func apply(to item: inout Post) { item.isBookmarked = isBookmarked }
 /// }
 /// ```
 ///

@@ -50,8 +50,12 @@ final class Outbox: Sendable {
     func withState<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock { state in
             let result = body(&state)
-            let digest = state.queue.digest
-            store.state.withLock { $0.pending = digest }
+            var digest = state.queue.digest
+            let user = state.queue.user
+            store.state.withLock { store in
+                digest.userSlot = user.flatMap { store.sessions.slot(of: $0) }
+                store.pending = digest
+            }
             return result
         }
     }
@@ -177,10 +181,17 @@ final class Outbox: Sendable {
     /// process's batch moved the change count and the file is not the one read, the user
     /// switched, a kind was registered). Decodes changes outside the state lock.
     func current() -> (user: String?, changes: [OutboxQueue.Change]) {
+        let (user, changes, _) = stampedCurrent()
+        return (user, changes)
+    }
+
+    /// ``current()``, with the queue's epoch and the disk's change count the changes are the
+    /// queue at (`nil` when a change came while they were read): while both stay, so do they.
+    func stampedCurrent() -> (user: String?, changes: [OutboxQueue.Change], stamp: (epoch: UInt64, change: UInt64)?) {
         let change = store.disk.changeCount
         let user = store.user
         let (loaded, kinds) = state.withLock { ($0.queue, $0.kinds) }
-        if loaded.isCurrent(user: user, change: change) { return (user, loaded.changes) }
+        if loaded.isCurrent(user: user, change: change) { return (user, loaded.changes, (loaded.epoch, change)) }
         let read: OutboxFile.Read
         do {
             // A user whose removal is still due has no queue any more.
@@ -189,7 +200,7 @@ final class Outbox: Sendable {
             store.reportAll([AppCacheError(
                 code: error.code, message: "The outbox of queued changes could not be read; it is left as it is.", path: error.path,
                 underlyingError: error)])
-            return (user, loaded.user == .some(user) ? loaded.changes : [])
+            return (user, loaded.user == .some(user) ? loaded.changes : [], nil)
         }
         let sameFile = loaded.user == .some(user) && loaded.identity == read.identity
         var seen: Set<UUID> = []
@@ -230,12 +241,12 @@ final class Outbox: Sendable {
                 return change
             }
         }
-        let fresh = withState { state -> [AppCacheError] in
-            state.queue.store(changes, user: user, identity: read.identity, change: change, epoch: loaded.epoch)
-            return problems.compactMap { state.sending.reported.insert($0.0).inserted ? $0.1 : nil }
+        let (kept, fresh) = withState { state -> (Bool, [AppCacheError]) in
+            let kept = state.queue.store(changes, user: user, identity: read.identity, change: change, epoch: loaded.epoch)
+            return (kept, problems.compactMap { state.sending.reported.insert($0.0).inserted ? $0.1 : nil })
         }
         if !fresh.isEmpty { store.reportAll(fresh) }
-        return (user, changes)
+        return (user, changes, kept ? (loaded.epoch, change) : nil)
     }
 
     /// `items`, the current user's confirmed collection of `Model` under `key`, with the
@@ -245,10 +256,12 @@ final class Outbox: Sendable {
     func applyingPending<Model: CacheableModel>(_ items: [Model], of type: Model.Type, key: String?) -> (items: [Model], applied: [UUID]) {
         guard state.withLock({ $0.queue.hasKinds }) else { return (items, []) }
         let type = ObjectIdentifier(Model.self)
-        let changes = OutboxQueue.applicable(current().changes, to: type, key: key)
-        guard !changes.isEmpty else { return (items, []) }
+        let (user, queue, stamp) = stampedCurrent()
+        let changes = OutboxQueue.applicable(queue, to: type, key: key)
         var shown = items
         for change in changes { change.mutation.apply(toItemsOf: Model.self, &shown, key: key) }
+        // The next read of the same items, with the same queue, shows the same: a memory hit.
+        if let stamp { store.keepOverlay(ErasedItems(shown), base: ErasedItems(items), type: type, key: key, user: user, stamp: stamp) }
         return (shown, changes.map(\.id))
     }
 

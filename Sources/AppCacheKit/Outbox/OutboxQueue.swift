@@ -64,7 +64,7 @@ struct OutboxQueue {
     /// What the store keeps of the queue, so that a memory hit can tell whether it must look
     /// at the queue (``PendingDigest/touches(_:change:)``).
     var digest: PendingDigest {
-        PendingDigest(hasKinds: hasKinds, isStale: isStale, checkedChange: checkedChange, types: pendingTypes)
+        PendingDigest(hasKinds: hasKinds, isStale: isStale, checkedChange: checkedChange, types: pendingTypes, epoch: epoch)
     }
 
     /// Whether this is `user`'s queue as the disk held it at the change count `change`.
@@ -87,14 +87,18 @@ struct OutboxQueue {
     }
 
     /// Keeps what a read found, unless the queue was made stale since the read began (`epoch`).
-    mutating func store(_ changes: [Change], user: String?, identity: FileVersion?, change: UInt64, epoch: UInt64) {
-        guard epoch == self.epoch else { return }
+    ///
+    /// - Returns: whether it was kept.
+    @discardableResult
+    mutating func store(_ changes: [Change], user: String?, identity: FileVersion?, change: UInt64, epoch: UInt64) -> Bool {
+        guard epoch == self.epoch else { return false }
         self.changes = changes
         self.user = .some(user)
         self.identity = identity
         checkedChange = change
         pendingTypes = Set(changes.compactMap { $0.mutation == nil ? nil : $0.modelType })
         isStale = false
+        return true
     }
 
     /// The changes among `changes` to apply to the collection of the model type `type` under

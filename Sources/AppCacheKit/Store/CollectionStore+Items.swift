@@ -46,18 +46,18 @@ extension CollectionStore {
     func keys<Model: CacheableModel & Identifiable>(of type: Model.Type, holding ids: Set<AnyHashable>, user: String?) throws -> Set<String?> {
         let scope = ItemIndex.Scope(type: ObjectIdentifier(Model.self), user: user)
         let change = disk.changeCount
-        let known = state.withLock { state -> ItemIndex.Collections in
+        let (known, resets) = state.withLock { state -> (ItemIndex.Collections, UInt64) in
             if state.itemIndex.ids(of: scope.type) == nil {
                 state.itemIndex.track(Model.self)
                 state.types[scope.type]?.itemIDs = state.itemIndex.ids(of: scope.type)
                 state.lastType = nil
             }
-            return state.itemIndex.open(scope)
+            return (state.itemIndex.open(scope), state.itemIndex.resets)
         }
         if known.validAt == change { return known.keys(holding: ids) }
         let found = try indexedCollections(of: Model.self, user: user, known: known.byKey)
         return state.withLock { state in
-            state.itemIndex.store(found, for: scope, change: change, writesBefore: known.writes)
+            state.itemIndex.store(found, for: scope, change: change, writesBefore: known.writes, resetsBefore: resets)
             return state.itemIndex.collections(scope)?.keys(holding: ids) ?? []
         }
     }

@@ -72,6 +72,39 @@ extension CollectionStore {
         memoryLookup(type, key, unlessPending: true) { memory, key in memory.hit(key) }
     }
 
+    /// The memory layer's answer as a read shows it, with the pending changes applied: the
+    /// plain hit when the outbox holds none for the type, else the items the last read showed
+    /// (``PendingOverlays``) while neither the collection nor the queue changed since; `nil`
+    /// otherwise (the slow path applies the changes, and keeps what it shows).
+    @usableFromInline
+    func shownHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
+        let change = disk.changeCount
+        return state.withLock { state in
+            guard change == state.syncedChange else { return nil }
+            let memoryKey = MemoryKey(type: type, key: key, user: state.userSlot)
+            guard state.pending.touches(type, change: change, slot: state.userSlot) else { return state.memory.hit(memoryKey) }
+            guard state.pending.isCurrent(change: change, slot: state.userSlot),
+                let overlay = state.overlays.shown(for: memoryKey, epoch: state.pending.epoch, change: change),
+                state.memory.peek(memoryKey)?.items.isIdentical(to: overlay.base) == true
+            else { return nil }
+            return state.memory.hit(memoryKey) { MemoryHit($0, showing: overlay.shown) }
+        }
+    }
+
+    /// Keeps what a read showed of `user`'s collection of `type` under `key` (`shown`, made from
+    /// `base` with the queue at `stamp`) for ``shownHit(_:_:)``, if `user` is still current and
+    /// memory still holds `base` for it.
+    func keepOverlay(
+        _ shown: ErasedItems, base: ErasedItems, type: ObjectIdentifier, key: String?, user: String?, stamp: (epoch: UInt64, change: UInt64)
+    ) {
+        state.withLock { state in
+            guard state.user == user else { return }
+            let memoryKey = MemoryKey(type: type, key: key, user: state.userSlot)
+            guard state.memory.peek(memoryKey)?.items.isIdentical(to: base) == true else { return }
+            state.overlays.keep(shown, base: base, for: memoryKey, epoch: stamp.epoch, change: stamp.change)
+        }
+    }
+
     /// What `look` finds in the memory layer for a model type and key of the current user,
     /// inside the state lock; `nil` without asking when another process or instance changed
     /// the disk since memory was last checked against it, or, with `unlessPending`, when the
@@ -82,7 +115,7 @@ extension CollectionStore {
     ) -> Answer? {
         let change = disk.changeCount
         return state.withLock { state in
-            guard change == state.syncedChange, !unlessPending || !state.pending.touches(type, change: change) else { return nil }
+            guard change == state.syncedChange, !unlessPending || !state.pending.touches(type, change: change, slot: state.userSlot) else { return nil }
             return look(&state.memory, MemoryKey(type: type, key: key, user: state.userSlot))
         }
     }

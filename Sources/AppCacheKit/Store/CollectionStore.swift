@@ -209,7 +209,10 @@ final class CollectionStore: Sendable {
         DiskWriter.Hooks(
             didLock: { reopened, change in
                 state.withLock { state in
-                    if reopened { state.memory.requireRecheck() }
+                    if reopened {
+                        state.memory.requireRecheck()
+                        state.itemIndex.requireRecheck()
+                    }
                     state.syncWithDisk(change: change)
                 }
             },

@@ -68,6 +68,9 @@ struct ItemIndex {
     /// The types that have an index, with how to take their items' ids.
     private(set) var types: [ObjectIdentifier: IDs] = [:]
     private(set) var scopes: [Scope: Collections] = [:]
+    /// Counts the times every scope was made to be checked again (``requireRecheck()``): a
+    /// check that began before the last time does not mark its scope as agreeing.
+    private(set) var resets: UInt64 = 0
 
     /// How writes of `type` take their items' ids; `nil` while the type has no index (writes
     /// then pay nothing).
@@ -106,15 +109,15 @@ struct ItemIndex {
     }
 
     /// Keeps what a build or check of `scope` found, begun at the scope's write count
-    /// `writesBefore` when the disk's change count was `change`: collections this process
-    /// wrote since are kept as written.
-    mutating func store(_ found: [String?: Indexed], for scope: Scope, change: UInt64, writesBefore: UInt64) {
+    /// `writesBefore` and the index's `resetsBefore` when the disk's change count was
+    /// `change`: collections this process wrote since are kept as written.
+    mutating func store(_ found: [String?: Indexed], for scope: Scope, change: UInt64, writesBefore: UInt64, resetsBefore: UInt64) {
         var collections = scopes[scope] ?? Collections()
         for key in Set(collections.byKey.keys).union(found.keys) {
             if let written = collections.byKey[key]?.written, written > writesBefore { continue }
             collections.set(key, found[key])
         }
-        collections.validAt = change
+        collections.validAt = resetsBefore == resets ? change : nil
         scopes[scope] = collections
     }
 
@@ -127,8 +130,10 @@ struct ItemIndex {
         }
     }
 
-    /// Forgets every scope (the cache's data was removed, the version wiped).
-    mutating func removeAll() {
-        scopes = [:]
+    /// Makes every scope be checked against the disk before it is used again: the lock file
+    /// was made anew (the root was purged), and with it the change count the scopes agree by.
+    mutating func requireRecheck() {
+        resets &+= 1
+        for scope in scopes.keys { scopes[scope]!.validAt = nil }
     }
 }

@@ -33,6 +33,8 @@ struct StoreState {
     /// Which model types the outbox may hold pending changes for, pushed by the ``Outbox``: a
     /// memory hit of a type it may touch takes the slow path, which applies them.
     var pending = PendingDigest()
+    /// What reads last showed of collections with pending changes applied.
+    var overlays = PendingOverlays()
     /// The collections an `updateItems` is working on: how many updates, and how many
     /// writes each has had since (an update stores its result only if none came between).
     var updateCounters: [MemoryKey: (writes: UInt64, updaters: Int)] = [:]

@@ -22,6 +22,11 @@ struct ErasedItems: @unchecked Sendable {
         storage = unsafeBitCast(items, to: [Erased].self)
     }
 
+    /// Whether `other` is this very array (the same storage), not only equal items.
+    func isIdentical(to other: ErasedItems) -> Bool {
+        unsafeBitCast(storage, to: UnsafeRawPointer.self) == unsafeBitCast(other.storage, to: UnsafeRawPointer.self)
+    }
+
     /// The items, of the model type they were stored with.
     ///
     /// - Precondition: `Model` is the type given to ``init(_:)``.

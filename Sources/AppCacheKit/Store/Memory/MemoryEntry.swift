@@ -33,6 +33,13 @@ struct MemoryHit {
         expiry = entry.hitExpiry
     }
 
+    /// The hit of `entry` showing `items` instead of its own (its pending changes applied).
+    init(_ entry: borrowing MemoryEntry, showing items: ErasedItems) {
+        self.items = items
+        cachedDate = entry.cachedDate
+        expiry = entry.hitExpiry
+    }
+
     /// Whether an expiry applies at all.
     @usableFromInline var expires: Bool { expiry != .distantFuture }
 }
