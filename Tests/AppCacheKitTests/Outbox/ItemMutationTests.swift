@@ -266,6 +266,38 @@ import Testing
         #expect(try cache.getCachedItems(Post.self, forKey: "post-1") == liked([Self.timeline[0]], 1))
     }
 
+    @Test func aReadShowsTheQueueAsItIsNowAfterEveryKindOfChange() async throws {
+        let fixture = try Fixture()
+        let app = try openCache(fixture)
+        let widget = try openCache(fixture)
+        app.registerMutationKind(Like.self)
+        try app.cacheItems(Self.timeline, forKey: "timeline")
+        let first = try app.enqueue(Like(postID: 1, isLiked: true))
+        for _ in 1...3 {
+            #expect(try app.getCachedItems(Post.self, forKey: "timeline") == liked(Self.timeline, 1), "again and again")
+        }
+        let hits = app.store.state.withLock { $0.memory.hits }
+        #expect(try app.cachedCollection(Post.self, forKey: "timeline")?.items == liked(Self.timeline, 1))
+        #expect(app.store.state.withLock { $0.memory.hits } == hits + 1, "a memory hit, counted once")
+        // Another process enqueues.
+        try app.flush()
+        try widget.enqueue(Like(postID: 2, isLiked: true))
+        #expect(try app.getCachedItems(Post.self, forKey: "timeline") == liked(liked(Self.timeline, 1), 2))
+        // The collection is written anew; a change leaves the queue.
+        let reversed = Array(Self.timeline.reversed())
+        try app.cacheItems(reversed, forKey: "timeline")
+        #expect(try app.getCachedItems(Post.self, forKey: "timeline") == liked(liked(reversed, 1), 2))
+        try app.dropPendingMutation(first)
+        #expect(try app.getCachedItems(Post.self, forKey: "timeline") == liked(reversed, 2))
+        // Another user, whose collection is the very same array: none of alice's changes.
+        try app.switchUser(to: "bob")
+        try app.cacheItems(reversed, forKey: "timeline")
+        #expect(try app.getCachedItems(Post.self, forKey: "timeline") == reversed)
+        try app.switchUser(to: "alice")
+        #expect(try app.getCachedItems(Post.self, forKey: "timeline") == liked(reversed, 2))
+        widget.outbox.stop()
+    }
+
     @Test func changesEnqueuedAtOnceFromSeveralThreadsAreEachShownOnce() async throws {
         let fixture = try Fixture()
         let cache = try openCache(fixture)
