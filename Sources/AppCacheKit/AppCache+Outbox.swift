@@ -99,8 +99,11 @@ extension AppCache {
     /// now until the server accepts or rejects it, every read of its collection
     /// (``getCachedItems(_:forKey:)``, ``cachedCollection(_:forKey:)``, ``updates(_:forKey:)``,
     /// loads and watches) shows the last confirmed items with the pending changes applied in
-    /// enqueue order, in every process sharing the root; a fetch that lands meanwhile becomes
-    /// the new confirmed items, and the pending changes are applied on top of it.
+    /// enqueue order, in every process sharing the root that knows its kind; a fetch that lands
+    /// meanwhile becomes the new confirmed items, and the pending changes are applied on top of
+    /// it. An ``ItemMutation`` shows so in every collection of its type that holds one of its
+    /// items (collections first cached later included) and in the one its key names, and is
+    /// still queued and sent once when no cached collection holds them.
     ///
     /// ```swift
     /// try cache.enqueue(Bookmark(articleID: article.id, isBookmarked: true))

@@ -41,6 +41,9 @@ public protocol CacheMutation: Codable, Sendable {
     /// a relaunch); must not change between app versions.
     static var mutationName: String { get }
     /// The collection it changes: a key of ``Model``; `nil` for the type's default collection.
+    ///
+    /// For an ``ItemMutation``, one collection it changes beside those holding its items (the
+    /// bookmarks list a bookmark adds its post to); `nil` there means none.
     var key: String? { get }
     /// The local change, applied at once and again whenever the collection is replaced.
     ///

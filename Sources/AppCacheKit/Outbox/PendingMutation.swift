@@ -7,7 +7,9 @@ public struct PendingMutation: Sendable, Identifiable, Hashable {
     public var id: UUID
     /// Its kind's ``CacheMutation/mutationName``.
     public var mutationName: String
-    /// The key of the collection it changes; `nil` for a type's default collection.
+    /// The key of the collection it changes; `nil` for a type's default collection. For a
+    /// change by id (``ItemMutation``), the collection it changes beside those holding its
+    /// items, `nil` for none.
     public var key: String?
     /// When it was enqueued.
     public var enqueuedAt: Date
