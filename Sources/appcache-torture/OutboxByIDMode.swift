@@ -39,51 +39,22 @@ extension OutboxMode {
             let root = base.appending(path: "outbox-by-id-\(episode)", directoryHint: .isDirectory)
             let log = base.appending(path: "outbox-by-id-\(episode).server")
             try PostLists.cacheFirstLists(root: root)
-            var killedAt: [Int32: UInt64] = [:]
+            let run = try runEpisode(
+                child: "outbox-by-id", label: "outbox by id \(episode)", root: root, log: log, rounds: byIDRounds, count: byIDChangesPerChild,
+                delay: (20_000, 8_000))
+            let (killedAt, drain) = (run.killedAt, run.drain)
+            figures.kills += run.kills
             var reported: [Int: String] = [:]
             var lateLists: Set<String> = []
-            var sequence = 0
-            report.episodes += 1
-            for round in 0..<byIDRounds {
-                let children = try ["a", "b"].map { letter -> ChildProcess in
-                    defer { sequence += byIDChangesPerChild }
-                    return try ChildProcess(arguments: [
-                        "--child", "outbox-by-id", "--root", root.path(percentEncoded: false), "--log", log.path(percentEncoded: false),
-                        "--owner", "\(letter)\(round)", "--start", String(sequence), "--count", String(byIDChangesPerChild),
-                        "--seed", String(random.next() % 1_000_000),
-                    ])
-                }
-                if random.next() % 10 < 7 {
-                    usleep(UInt32(20_000 + random.next() % UInt64(byIDChangesPerChild * 8_000)))
-                    for child in children where random.next() % 3 != 0 {
-                        child.kill()
-                        killedAt[child.pid] = OutboxChild.monotonicNanoseconds()
-                        report.kills += 1
-                        figures.kills += 1
-                    }
-                }
-                for child in children {
-                    if !child.wait(timeout: 120) { report.violation("outbox by id \(episode): a child hung") }
-                    for line in child.printed {
-                        let parts = line.split(separator: " ")
-                        if parts.first == "Q", parts.count == 3, let number = Int(parts[1]) { reported[number] = String(parts[2]) }
-                        if parts.first == "L", parts.count == 2 { lateLists.insert(String(parts[1])) }
-                        if parts.first == "C", parts.count == 3, let reads = Int(parts[1]), let pending = Int(parts[2]) {
-                            figures.pendingReads += reads
-                            figures.pendingShown += pending
-                        }
-                        if parts.first == "VIOLATION" { report.violation("outbox by id \(episode): \(line)") }
-                    }
+            for line in run.lines {
+                let parts = line.split(separator: " ")
+                if parts.first == "Q", parts.count == 3, let number = Int(parts[1]) { reported[number] = String(parts[2]) }
+                if parts.first == "L", parts.count == 2 { lateLists.insert(String(parts[1])) }
+                if parts.first == "C", parts.count == 3, let reads = Int(parts[1]), let pending = Int(parts[2]) {
+                    figures.pendingReads += reads
+                    figures.pendingShown += pending
                 }
             }
-            let drain = try ChildProcess(arguments: [
-                "--child", "outbox-by-id", "--root", root.path(percentEncoded: false), "--log", log.path(percentEncoded: false),
-                "--owner", "drain", "--start", "0", "--count", "0", "--seed", "1",
-            ])
-            if !drain.wait(timeout: 120) || !drain.printed.contains("DONE") {
-                report.violation("outbox by id \(episode): the last child did not empty the queue (\(drain.termination))")
-            }
-            for line in drain.printed where line.hasPrefix("VIOLATION") { report.violation("outbox by id \(episode): drain: \(line)") }
             let outcome = verify(log: log, reported: reported, killedAt: killedAt, episode: episode)
             let server = ServerLog(log)
             checkAnswers(server, episode: episode)

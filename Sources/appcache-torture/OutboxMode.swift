@@ -34,42 +34,12 @@ struct OutboxMode {
         for episode in 0..<episodes {
             let root = base.appending(path: "outbox-\(episode)", directoryHint: .isDirectory)
             let log = base.appending(path: "outbox-\(episode).server")
-            var killedAt: [Int32: UInt64] = [:]
+            let run = try runEpisode(child: "outbox", label: "outbox \(episode)", root: root, log: log, rounds: rounds, count: changesPerChild, delay: (10_000, 5_000))
+            let killedAt = run.killedAt
             var reported: [Int: String] = [:]
-            var sequence = 0
-            report.episodes += 1
-            for round in 0..<rounds {
-                let children = try ["a", "b"].map { owner -> ChildProcess in
-                    defer { sequence += changesPerChild }
-                    return try ChildProcess(arguments: [
-                        "--child", "outbox", "--root", root.path(percentEncoded: false), "--log", log.path(percentEncoded: false),
-                        "--owner", "\(owner)\(round)", "--start", String(sequence), "--count", String(changesPerChild),
-                        "--seed", String(random.next() % 1_000_000),
-                    ])
-                }
-                if random.next() % 10 < 7 {
-                    usleep(UInt32(10_000 + random.next() % UInt64(changesPerChild * 5_000)))
-                    for child in children where random.next() % 3 != 0 {
-                        child.kill()
-                        killedAt[child.pid] = OutboxChild.monotonicNanoseconds()
-                        report.kills += 1
-                    }
-                }
-                for child in children {
-                    if !child.wait(timeout: 120) { report.violation("outbox \(episode): a child hung") }
-                    for line in child.printed {
-                        let parts = line.split(separator: " ")
-                        if parts.first == "Q", parts.count == 3, let number = Int(parts[1]) { reported[number] = String(parts[2]) }
-                        if parts.first == "VIOLATION" { report.violation("outbox \(episode): \(line)") }
-                    }
-                }
-            }
-            let drain = try ChildProcess(arguments: [
-                "--child", "outbox", "--root", root.path(percentEncoded: false), "--log", log.path(percentEncoded: false),
-                "--owner", "drain", "--start", "0", "--count", "0", "--seed", "1",
-            ])
-            if !drain.wait(timeout: 120) || !drain.printed.contains("DONE") {
-                report.violation("outbox \(episode): the last child did not empty the queue (\(drain.termination))")
+            for line in run.lines {
+                let parts = line.split(separator: " ")
+                if parts.first == "Q", parts.count == 3, let number = Int(parts[1]) { reported[number] = String(parts[2]) }
             }
             let outcome = verify(log: log, reported: reported, killedAt: killedAt, episode: episode)
             enqueued += reported.count
@@ -87,6 +57,63 @@ struct OutboxMode {
     }
 
     /// Checks one episode's server log against what the children said they enqueued.
+    /// What the children of one episode did: every line they printed, the last child that
+    /// drained the queue, and when each killed child was killed.
+    struct EpisodeRun {
+        var lines: [String] = []
+        var drain: ChildProcess
+        var killedAt: [Int32: UInt64] = [:]
+        var kills = 0
+    }
+
+    /// Runs one episode's children on `root`: `rounds` rounds of two children of kind `child`
+    /// ("a" and "b"), each given `count` changes numbered on from the last round's; seven rounds
+    /// in ten the parent kills some of them after `delay.base` plus up to `delay.perChange` per
+    /// change (microseconds), mid-enqueue and mid-send included. Then a last child drains what
+    /// is left. A hung child, a drain that did not empty the queue and every `VIOLATION` a child
+    /// printed are violations, named by `label`.
+    mutating func runEpisode(
+        child kind: String, label: String, root: URL, log: URL, rounds: Int, count: Int, delay: (base: Int, perChange: Int)
+    ) throws -> EpisodeRun {
+        func child(_ owner: String, start: Int, count: Int, seed: UInt64) throws -> ChildProcess {
+            try ChildProcess(arguments: [
+                "--child", kind, "--root", root.path(percentEncoded: false), "--log", log.path(percentEncoded: false),
+                "--owner", owner, "--start", String(start), "--count", String(count), "--seed", String(seed),
+            ])
+        }
+        var lines: [String] = []
+        var killedAt: [Int32: UInt64] = [:]
+        var kills = 0
+        var sequence = 0
+        report.episodes += 1
+        for round in 0..<rounds {
+            let children = try ["a", "b"].map { owner -> ChildProcess in
+                defer { sequence += count }
+                return try child("\(owner)\(round)", start: sequence, count: count, seed: random.next() % 1_000_000)
+            }
+            if random.next() % 10 < 7 {
+                usleep(UInt32(delay.base + Int(random.next() % UInt64(count * delay.perChange))))
+                for child in children where random.next() % 3 != 0 {
+                    child.kill()
+                    killedAt[child.pid] = OutboxChild.monotonicNanoseconds()
+                    report.kills += 1
+                    kills += 1
+                }
+            }
+            for child in children {
+                if !child.wait(timeout: 120) { report.violation("\(label): a child hung") }
+                for line in child.printed where line.hasPrefix("VIOLATION") { report.violation("\(label): \(line)") }
+                lines += child.printed
+            }
+        }
+        let drain = try child("drain", start: 0, count: 0, seed: 1)
+        if !drain.wait(timeout: 120) || !drain.printed.contains("DONE") {
+            report.violation("\(label): the last child did not empty the queue (\(drain.termination))")
+        }
+        for line in drain.printed where line.hasPrefix("VIOLATION") { report.violation("\(label): drain: \(line)") }
+        return EpisodeRun(lines: lines, drain: drain, killedAt: killedAt, kills: kills)
+    }
+
     func verify(log: URL, reported: [Int: String], killedAt: [Int32: UInt64], episode: Int) -> (sends: Int, resends: Int, cutOff: Int) {
         struct Send {
             var start: UInt64
