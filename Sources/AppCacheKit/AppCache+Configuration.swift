@@ -175,8 +175,39 @@ extension AppCache {
         /// classes.
         public var fileProtection: FileProtectionType? = .completeUntilFirstUserAuthentication
 
-        /// The clock staleness is judged by and cached moments are taken from. Tests inject one.
+        /// Whether loads, watches and pages try a failed fetch again as their `retry` says;
+        /// `false` fetches once, whatever `retry` says (what tests want: a failure shows at once).
+        public var retriesFailedFetches = true
+
+        /// Whether watches (and ``CachedQuery``) refetch on their `refresh` triggers (the app
+        /// active again, the network back, a polling interval); `false` leaves them to
+        /// invalidations and their own refreshes, whatever `refresh` says (what tests want: no
+        /// fetch they did not ask for).
+        public var followsRefreshTriggers = true
+
+        /// A clock a test moves by hand, which the cache's dates and its own waits follow (see
+        /// ``CacheClock``); `nil` (the default) for the system's.
+        ///
+        /// Staleness, expiries, invalidations and cached dates read its ``CacheClock/now``; a
+        /// failed fetch's retry backoff, a watch's polling interval, a queued change's send
+        /// backoff and the write-back delay end when it is advanced past them. Waits for other
+        /// processes (the lock timeout, the sender's lease) keep the system's time.
+        public var clock: CacheClock? {
+            didSet {
+                if let clock {
+                    now = { clock.now }
+                } else {
+                    now = { Date() }
+                }
+            }
+        }
+
+        /// The clock staleness is judged by and cached moments are taken from: ``clock``'s
+        /// when there is one. Internal tests inject their own.
         var now: @Sendable () -> Date = { Date() }
+
+        /// Where the cache's own waits take their time from: ``clock``, or the system's.
+        var timers: CacheTimers { CacheTimers(clock: clock) }
         /// Archives up to this many bytes (header and payload) go into their user directory's
         /// pack rather than a file each; 0 writes every archive as a file of its own, for the
         /// tests and the torture scenarios that plant, age or damage archive files. Not for

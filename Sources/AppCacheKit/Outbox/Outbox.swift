@@ -87,7 +87,7 @@ final class Outbox: Sendable {
             state.kinds[kind.name] = kind
             state.queue.hasKinds = true
             state.queue.markStale()
-            if send != nil { state.sending.lastRegistration = .now }
+            if send != nil { state.sending.lastRegistration = store.configuration.timers.uptime }
         }
         guard send != nil else { return }
         sender.start(for: self)

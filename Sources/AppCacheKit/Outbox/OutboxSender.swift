@@ -26,7 +26,7 @@ final class OutboxSender: Sendable {
         guard !started else { return }
         let signal = outbox.signal
         let observer = observers.add(cacheName: Outbox.observerName, key: nil, signal: signal)
-        let task = FollowLoop.start(holding: outbox, signal: signal, state: {}) { [self] outbox, _ in
+        let task = FollowLoop.start(holding: outbox, signal: signal, timers: outbox.store.configuration.timers, state: {}) { [self] outbox, _ in
             .wait(await sendStep(outbox))
         }
         let duplicate = outbox.state.withLock { state -> Bool in
@@ -65,6 +65,8 @@ final class OutboxSender: Sendable {
         }
         // Noted before the send: a crash or kill during it leaves the change tried, and the
         // next process sends it again with the same id.
+        outbox.state.withLock { $0.sending.isSending = true }
+        defer { outbox.state.withLock { $0.sending.isSending = false } }
         guard await LibraryThreads.run({ [self] in noteAttempt(job, in: outbox) }) else { return .zero }
         let disk = outbox.store.disk
         let lease = disk.coordinator.senderLease
@@ -133,7 +135,7 @@ final class OutboxSender: Sendable {
             lease.release(by: holder, root: root)
             return .wait(nil)
         }
-        let now = ContinuousClock.now
+        let now = outbox.store.configuration.timers.uptime
         let (kind, retryAt, registered) = outbox.state.withLock {
             ($0.kinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration)
         }
@@ -240,7 +242,7 @@ final class OutboxSender: Sendable {
         store.reportAll(problems)
         outbox.didChange(cacheName: job.kind.cacheName, key: job.key, everyKey: job.kind.isByID)
         let retryAt = outbox.state.withLock { $0.sending.retryAt }
-        return retryAt.map { max($0 - .now, .zero) } ?? .zero
+        return retryAt.map { max($0 - outbox.store.configuration.timers.uptime, .zero) } ?? .zero
     }
 
     /// Notes why a change that does not decode waits, as its last error (once per process):
@@ -278,7 +280,7 @@ final class OutboxSender: Sendable {
         let retry = outbox.store.configuration.mutationRetry
         outbox.state.withLock { state in
             state.sending.failures += 1
-            state.sending.retryAt = .now + retry.delay(afterFailures: state.sending.failures, fraction: .random(in: 0.5...1))
+            state.sending.retryAt = outbox.store.configuration.timers.uptime + retry.delay(afterFailures: state.sending.failures, fraction: .random(in: 0.5...1))
         }
     }
 }

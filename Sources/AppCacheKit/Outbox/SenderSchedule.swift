@@ -10,10 +10,12 @@ struct SenderSchedule {
     /// Failed sends in a row (the backoff's count); reset by a success, a rejection, the
     /// network coming back, the app becoming active, a user switch.
     var failures = 0
-    /// No send starts before this moment (uptime): the backoff after a failure.
-    var retryAt: ContinuousClock.Instant?
+    /// No send starts before this moment (``CacheTimers/uptime``): the backoff after a failure.
+    var retryAt: Duration?
     /// When a sender was last registered: a kind still unknown a while after it is reported.
-    var lastRegistration: ContinuousClock.Instant?
+    var lastRegistration: Duration?
+    /// Whether a send is out (from the attempt noted to its outcome recorded).
+    var isSending = false
     /// What was reported once already (damage of a file, a change that does not decode, an
     /// unknown kind).
     var reported: Set<String> = []

@@ -39,10 +39,9 @@ final class ChangeSignal: Sendable {
     }
 
     /// Returns once fired (at once if fired since the last wait), after `timeout` (`nil`: no
-    /// timer at all), or when the task is cancelled, whichever comes first. One task waits at a
-    /// time.
-    func wait(timeout: Duration?) async {
-        let deadline = timeout?.dispatchDeadline
+    /// timer at all; counted on `timers`), or when the task is cancelled, whichever comes
+    /// first. One task waits at a time.
+    func wait(timeout: Duration?, timers: CacheTimers = .system) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let wait = state.withLock { state -> UInt64? in
@@ -55,8 +54,8 @@ final class ChangeSignal: Sendable {
                     return state.waits
                 }
                 if let wait {
-                    if let deadline {
-                        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+                    if let timeout {
+                        timers.after(timeout) { [weak self] in
                             self?.fire(onlyWait: wait)
                         }
                     }

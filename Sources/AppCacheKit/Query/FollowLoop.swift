@@ -22,12 +22,13 @@ enum FollowLoop {
     /// - Parameters:
     ///   - owner: held weakly, and strongly only while a step runs; the loop ends once it has gone.
     ///   - signal: what wakes the loop between steps.
+    ///   - timers: what a step's timeout counts on.
     ///   - state: makes what the steps share, inside the loop's task.
     ///   - step: one step; what it throws ends the loop.
     ///   - finish: told once, when the loop ends: with the error that ended it, or `nil`.
     /// - Returns: the loop's task; cancel it to stop the loop.
     static func start<Owner: AnyObject & Sendable, State>(
-        holding owner: Owner, signal: ChangeSignal, state: @escaping @Sendable () -> State,
+        holding owner: Owner, signal: ChangeSignal, timers: CacheTimers, state: @escaping @Sendable () -> State,
         step: @escaping @Sendable (Owner, inout State) async throws -> Next,
         finish: @escaping @Sendable ((any Error)?) -> Void = { _ in }
     ) -> Task<Void, Never> {
@@ -41,7 +42,7 @@ enum FollowLoop {
                         next = try await step(owner, &shared)
                     }
                     if Task.isCancelled { break }
-                    if case .wait(let timeout) = next { await signal.wait(timeout: timeout) }
+                    if case .wait(let timeout) = next { await signal.wait(timeout: timeout, timers: timers) }
                 }
                 finish(nil)
             } catch {

@@ -41,7 +41,7 @@ extension QueryClient {
         let signal = ChangeSignal()
         let identifier = observers.add(cacheName: cacheName, key: key, signal: signal)
         watcher.start()
-        let task = FollowLoop.start(holding: self, signal: signal, state: state) { client, state in
+        let task = FollowLoop.start(holding: self, signal: signal, timers: store.configuration.timers, state: state) { client, state in
             await step(client, signal, &state) { continuation.yield($0) }
         } finish: { _ in
             continuation.finish()

@@ -37,15 +37,17 @@ extension QueryClient {
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
     ) -> @Sendable () -> Void {
+        let refresh = store.configuration.followsRefreshTriggers ? refresh : .none
         let signal = ChangeSignal()
         let observer = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
         let trigger = refreshTriggers.register(refresh, signal: signal)
         watcher.start()
         if refresh.onReconnect { startPathMonitorIfNeeded() }
+        let timers = store.configuration.timers
         let task = FollowLoop.start(
-            holding: self, signal: signal,
+            holding: self, signal: signal, timers: timers,
             state: {
-                var watch = WatchState<Model>(policy: policy, every: refresh.every)
+                var watch = WatchState<Model>(policy: policy, every: refresh.every, now: timers.uptime)
                 watch.fetchesFirst = fetchesFirst
                 watch.target = target
                 return watch
@@ -74,7 +76,7 @@ extension QueryClient {
         var held: Observed<Model>?
         var isFirst = true
         /// When polling counts from: the start, then the end of every fetch.
-        var pollFrom = ContinuousClock.now
+        var pollFrom: Duration
         /// The cached date of the items the last fetch stored: the look that finds them says
         /// they came from the fetch.
         var fetchedDate: Date?
@@ -89,9 +91,10 @@ extension QueryClient {
         /// whoever is current.
         var target: CacheSession?
 
-        init(policy: LoadPolicy, every: Duration?) {
+        init(policy: LoadPolicy, every: Duration?, now: Duration) {
             self.policy = policy
             self.every = every
+            pollFrom = now
         }
     }
 
@@ -152,7 +155,7 @@ extension QueryClient {
             shouldFetch = invalidated || ((marks.foreground || marks.reconnect) && stale)
         }
         let polling = watch.every.map { _ in !refreshTriggers.isInBackground } ?? false
-        if let every = watch.every, polling, ContinuousClock.now - watch.pollFrom >= every { shouldFetch = true }
+        if let every = watch.every, polling, store.configuration.timers.uptime - watch.pollFrom >= every { shouldFetch = true }
         watch.isFirst = false
 
         // 3. Fetch.
@@ -172,7 +175,7 @@ extension QueryClient {
                     try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators))
                 }
             }
-            watch.pollFrom = .now
+            watch.pollFrom = store.configuration.timers.uptime
             switch outcome {
             case .items(_, let date):
                 // Stored: the store woke this watch, whose next look yields the items.
@@ -199,7 +202,7 @@ extension QueryClient {
         // 4. How long to wait: until the items expire, or the next poll.
         var timeout = watch.last?.expiry.map { Duration.seconds(max($0.timeIntervalSince(store.configuration.now()), 0) + 0.001) }
         if let every = watch.every, polling {
-            let remaining = max(every - (ContinuousClock.now - watch.pollFrom), .milliseconds(1))
+            let remaining = max(every - (store.configuration.timers.uptime - watch.pollFrom), .milliseconds(1))
             timeout = min(timeout ?? remaining, remaining)
         }
         return timeout

@@ -81,7 +81,9 @@ public struct RetryPolicy: Sendable {
     ///
     /// - Returns: the operation's value or its last error; `nil` when the calling task was
     ///   cancelled (nobody waits for the answer).
-    func run<Value: Sendable>(network: NetworkSignal, _ operation: () async throws -> Value) async -> Swift.Result<Value, any Error>? {
+    func run<Value: Sendable>(
+        network: NetworkSignal, timers: CacheTimers = .system, _ operation: () async throws -> Value
+    ) async -> Swift.Result<Value, any Error>? {
         var failures = 0
         while true {
             do {
@@ -97,10 +99,16 @@ public struct RetryPolicy: Sendable {
                 }
                 failures += 1
                 guard failures < maxAttempts, retryIf(error) else { return .failure(error) }
-                try? await Task.sleep(for: delay(afterFailures: failures, fraction: .random(in: 0...1)))
+                await timers.sleep(for: delay(afterFailures: failures, fraction: .random(in: 0...1)))
                 if Task.isCancelled { return nil }
             }
         }
+    }
+
+    /// This policy, or ``none`` when the configuration turns retries off
+    /// (``AppCache/Configuration/retriesFailedFetches``).
+    func unlessOff(_ configuration: AppCache.Configuration) -> RetryPolicy {
+        configuration.retriesFailedFetches ? self : .none
     }
 
     /// Whether `error` says the device has no network: `NSURLErrorDomain` -1009 (not connected

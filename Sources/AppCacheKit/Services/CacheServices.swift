@@ -95,6 +95,8 @@ final class CacheServices: Sendable {
         var stalenessThresholds: [String: Duration]
         var followsSignedInUser: Bool
         var simulatedFileOperationDelay: Duration?
+        /// Instances on different test clocks keep services of their own.
+        var clock: ObjectIdentifier?
 
         init?(_ configuration: AppCache.Configuration) {
             guard configuration.sharesServices, configuration.faults == nil else { return nil }
@@ -114,6 +116,7 @@ final class CacheServices: Sendable {
             stalenessThresholds = configuration.stalenessThresholds
             followsSignedInUser = configuration.followsSignedInUser
             simulatedFileOperationDelay = configuration.simulatedFileOperationDelay
+            clock = configuration.clock.map(ObjectIdentifier.init)
         }
     }
 }

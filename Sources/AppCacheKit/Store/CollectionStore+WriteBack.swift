@@ -158,7 +158,7 @@ extension CollectionStore {
         // (which throws permissionDenied), rather than fail again every delay.
         guard let delay = configuration.writeBackDelay, delay > .zero, !disk.isReadOnly else { return }
         let presence = disk.coordinator.presence
-        writeBack.schedule(after: delay, othersArePresent: { presence.othersArePresent() }) { [weak self] due in
+        writeBack.schedule(after: delay, timers: configuration.timers, othersArePresent: { presence.othersArePresent() }) { [weak self] due in
             self?.performScheduledWriteBack(due: due)
         }
     }

@@ -32,20 +32,33 @@ final class WriteBack: Sendable {
     /// `othersArePresent` says so (asked only while a later write-back is all that is
     /// arranged); nothing when an earlier one is arranged already.
     ///
-    /// - Parameter fire: given the deadline it was arranged for, to pass to ``fire(due:)``.
-    func schedule(after delay: Duration, othersArePresent: () -> Bool, fire: @escaping @Sendable (UInt64) -> Void) {
-        let now = DispatchTime.now()
-        let prompt = (now + Self.sharedDelay.timeInterval).uptimeNanoseconds
-        if let due = schedule.withLock({ $0.due }), due <= prompt { return }
+    /// - Parameters:
+    ///   - timers: what the delay counts on (the system's uptime, or a test's clock).
+    ///   - fire: given the deadline it was arranged for, to pass to ``fire(due:)``.
+    func schedule(after delay: Duration, timers: CacheTimers, othersArePresent: () -> Bool, fire: @escaping @Sendable (UInt64) -> Void) {
         // Uptime nanoseconds: `DispatchTime` is not `Sendable` in every SDK.
-        let deadline = delay > Self.sharedDelay && othersArePresent() ? prompt : (now + delay.timeInterval).uptimeNanoseconds
+        let now = timers.clock.map { Self.nanoseconds($0.elapsed) } ?? DispatchTime.now().uptimeNanoseconds
+        let prompt = now + Self.nanoseconds(Self.sharedDelay)
+        if let due = schedule.withLock({ $0.due }), due <= prompt { return }
+        let deadline = delay > Self.sharedDelay && othersArePresent() ? prompt : now + Self.nanoseconds(delay)
         let arranged = schedule.withLock { schedule -> Bool in
             if let due = schedule.due, due <= deadline { return false }
             schedule.due = deadline
             return true
         }
         guard arranged else { return }
-        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { fire(deadline) }
+        if timers.clock != nil {
+            timers.after(.nanoseconds(Int64(clamping: deadline - now)), on: queue) { fire(deadline) }
+        } else {
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { fire(deadline) }
+        }
+    }
+
+    /// `duration` in whole nanoseconds (none for a negative one).
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
     }
 
     /// Takes the timer that fired at `due` off the schedule.

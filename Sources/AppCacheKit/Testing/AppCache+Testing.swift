@@ -1,0 +1,90 @@
+public import Foundation
+
+extension AppCache.Configuration {
+    /// A configuration for an app's tests and previews: the cache behaves as in the app, but
+    /// follows `clock`, writes through, fetches once and refetches only when asked.
+    ///
+    /// - ``clock``: `clock`; cached dates, staleness, expiry and invalidation read it, and the
+    ///   cache's own waits (retry and send backoff, polling, write-back) end when it is
+    ///   advanced past them: a test ages a collection with ``CacheClock/advance(by:)``, never
+    ///   by sleeping or by touching files.
+    /// - ``writeBackDelay`` `.zero`: every write is on disk when the call returns.
+    /// - ``retriesFailedFetches`` `false`: a failed fetch shows at once.
+    /// - ``followsRefreshTriggers`` `false`: no fetch on the app's activation, a reconnect or a
+    ///   polling interval; invalidations and explicit refreshes still fetch.
+    /// - ``flushesAtExit`` `false`, and ``fileProtection`` `nil`.
+    ///
+    /// ```swift
+    /// let clock = CacheClock()
+    /// let cache = try AppCache(configuration: .testing(rootDirectory: directory, clock: clock))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - rootDirectory: a directory of the test's own (a fresh temporary one per test).
+    ///   - schemaVersion: the cache schema version.
+    ///   - user: the user to open with; `nil` for the shared space.
+    ///   - clock: the clock the test moves.
+    /// - Returns: the configuration; change any of it before opening the cache.
+    public static func testing(
+        rootDirectory: URL, schemaVersion: String = "1", user: String? = nil, clock: CacheClock = CacheClock()
+    ) -> AppCache.Configuration {
+        var configuration = AppCache.Configuration(rootDirectory: rootDirectory, schemaVersion: schemaVersion, user: user)
+        configuration.clock = clock
+        configuration.writeBackDelay = .zero
+        configuration.retriesFailedFetches = false
+        configuration.followsRefreshTriggers = false
+        configuration.flushesAtExit = false
+        configuration.fileProtection = nil
+        return configuration
+    }
+}
+
+extension AppCache {
+    /// Returns once the work this cache started in the background has finished: writes and
+    /// spills queued for the write-back thread, removals and settling batches, and a send of a
+    /// queued change that is out.
+    ///
+    /// What a test awaits before it looks at the disk or at what a sender did, instead of
+    /// sleeping. Work that only a later moment starts (a write-back a delay away, a retry after
+    /// a backoff) is not under way: advance the test's ``CacheClock`` first.
+    ///
+    /// ```swift
+    /// try cache.enqueue(Like(postID: 1, isLiked: true))
+    /// await cache.idle()
+    /// #expect(server.likes == [1])
+    /// ```
+    ///
+    /// Thread safety: any task; does not block a thread while it waits.
+    public func idle() async {
+        let store = store
+        await LibraryThreads.run { store.waitForBackgroundWork() }
+        while outbox.state.withLock({ $0.sending.isSending }) {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        await LibraryThreads.run { store.waitForBackgroundWork() }
+    }
+
+    /// A cache for a SwiftUI preview or a test, opened with ``Configuration/testing(rootDirectory:schemaVersion:user:clock:)``
+    /// on a directory of its own in the temporary directory, and filled by `fill`.
+    ///
+    /// ```swift
+    /// #Preview {
+    ///     FeedView(cache: try! AppCache.preview { try $0.cacheItems(Post.samples, forKey: "top") })
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - user: the user to open with; `nil` for the shared space.
+    ///   - clock: the clock the cache follows.
+    ///   - fill: caches the fixtures; runs once, before this returns.
+    /// - Returns: the filled cache.
+    /// - Throws: what opening the cache or `fill` throws.
+    public static func preview(
+        user: String? = nil, clock: CacheClock = CacheClock(), _ fill: (AppCache) throws -> Void = { _ in }
+    ) throws -> AppCache {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "AppCachePreview-\(UUID().uuidString)", directoryHint: .isDirectory)
+        let cache = try AppCache(configuration: .testing(rootDirectory: directory, user: user, clock: clock))
+        try fill(cache)
+        return cache
+    }
+}
