@@ -16,7 +16,8 @@ extension AppCache.Configuration {
     ///
     /// ```swift
     /// let clock = CacheClock()
-    /// let cache = try AppCache(configuration: .testing(rootDirectory: directory, clock: clock))
+    /// let cache = try AppCache(configuration: .testing(rootDirectory: url, clock: clock))
+    /// try cache.cacheItems([Post(id: 1, title: "Hello")], forKey: "top")
     /// ```
     ///
     /// - Parameters:
@@ -50,8 +51,7 @@ extension AppCache {
     ///
     /// ```swift
     /// try cache.enqueue(Like(postID: 1, isLiked: true))
-    /// await cache.idle()
-    /// #expect(server.likes == [1])
+    /// await cache.idle()                 // the send that went out has ended
     /// ```
     ///
     /// Thread safety: any task; does not block a thread while it waits.
@@ -68,9 +68,8 @@ extension AppCache {
     /// on a directory of its own in the temporary directory, and filled by `fill`.
     ///
     /// ```swift
-    /// #Preview {
-    ///     FeedView(cache: try! AppCache.preview { try $0.cacheItems(Post.samples, forKey: "top") })
-    /// }
+    /// let previewCache = try AppCache.preview { try $0.cacheItems([Post(id: 1, title: "Hello")], forKey: "top") }
+    /// show(try previewCache.getCachedItems(Post.self, forKey: "top") ?? [])
     /// ```
     ///
     /// - Parameters:

@@ -12,10 +12,10 @@ public import Foundation
 ///
 /// ```swift
 /// let clock = CacheClock()
-/// let cache = try AppCache(configuration: .testing(rootDirectory: directory, clock: clock))
-/// try cache.cacheItems(posts, forKey: "top")
-/// clock.advance(by: .seconds(3600))            // an hour later, at once
-/// #expect(cache.isStale(Post.self, forKey: "top"))
+/// let cache = try AppCache(configuration: .testing(rootDirectory: url, clock: clock))
+/// try cache.cacheItems([Post(id: 1, title: "Hello")], forKey: "top")
+/// clock.advance(by: .seconds(2 * 86_400))      // two days later, at once
+/// assert(cache.isStale(Post.self, forKey: "top"))
 /// ```
 ///
 /// Thread safety: `Sendable`; any thread may read or advance it. Timers that come due run
