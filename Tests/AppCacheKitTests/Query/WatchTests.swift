@@ -11,9 +11,9 @@ import Testing
     /// started from, and lets the fixture's clock move on a millisecond per request.
     final class Server: Sendable {
         private let state = Locked<(fetches: Int, contexts: [[Int]?], failure: (any Error)?)>((0, [], nil))
-        let clock: TestClock
+        let clock: CacheClock
 
-        init(clock: TestClock) {
+        init(clock: CacheClock) {
             self.clock = clock
         }
 

@@ -5,22 +5,6 @@ import Glibc
 #endif
 @_spi(Benchmarks) @testable import AppCacheKit
 
-/// A clock a test moves by hand.
-final class TestClock: Sendable {
-    private let current: Locked<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Locked(start)
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        current.withLock { $0 += Double(seconds) + Double(attoseconds) / 1e18 }
-    }
-}
-
 /// Collects what the cache reports to its diagnostics hook.
 final class DiagnosticsRecorder: Sendable {
     private let reported = Locked<[AppCacheError]>([])
@@ -36,7 +20,9 @@ final class DiagnosticsRecorder: Sendable {
 /// Everything a test needs to open caches on one temporary root.
 struct Fixture {
     let directory: TemporaryDirectory
-    let clock = TestClock()
+    /// The dates of the fixture's caches follow it (the testing kit's clock, for dates only:
+    /// the suite's own waits keep real time, as its timing tests ask).
+    let clock = CacheClock()
     let diagnostics = DiagnosticsRecorder()
 
     /// - Parameter base: where the root goes (the system's temporary directory by default).
