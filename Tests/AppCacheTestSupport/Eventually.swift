@@ -2,10 +2,13 @@ import Foundation
 
 /// Waits until `condition` holds, checking often, for at most `seconds`; returns whether it
 /// held. For waiting on another task's or process's progress, never for ageing data. Generous:
-/// the tests share two cores with tests that block theirs (running example programs). Runs on
-/// the caller's actor, so `condition` may read the main actor's state.
+/// the tests share two cores, and the cooperative pool's two threads, with synchronous tests
+/// that hold one for up to a minute (the pack damage and disk budget sweeps, the example
+/// programs): an asynchronous test may make no progress at all for that long, and a wait
+/// measures progress, not speed. Runs on the caller's actor, so `condition` may read the main
+/// actor's state.
 public func eventually(
-    within seconds: Double = 30, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+    within seconds: Double = 120, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
 ) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds * sanitizerSlowdown)
     while Date() < deadline {

@@ -39,7 +39,7 @@ import Testing
                 })
             }
         }
-        #expect(await eventually(within: 80) { fetched.withLock { $0 } == 8 }, "every fetch ran; its store now waits for the batch")
+        #expect(await eventually(within: 120) { fetched.withLock { $0 } == 8 }, "every fetch ran; its store now waits for the batch")
         let probe = await Task { 42 }.value
         let ranWhileHeld = !timedOut.withLock { $0 }
         release.signal()

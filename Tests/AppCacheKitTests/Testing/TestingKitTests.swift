@@ -63,7 +63,7 @@ import Testing
         let retry = RetryPolicy.exponentialBackoff(maxAttempts: 2, initialDelay: .seconds(600), maximumDelay: .seconds(600))
         let loading = Task { await collect(cache.load(Post.self, forKey: "top", retry: retry, fetch: api.posts)).0 }
         // The first attempt failed and the backoff waits on the clock: ten minutes, not run.
-        #expect(await eventually { api.fetches == 1 && clock.waitingTimers == 1 })
+        try #require(await eventually { api.fetches == 1 && clock.waitingTimers == 1 })
         clock.advance(by: .seconds(600))
         let shown = await loading.value
         #expect(api.fetches == 2)
@@ -91,9 +91,9 @@ import Testing
         let cache = try AppCache(configuration: configuration)
         let api = FakeAPI()
         let seen = StreamRecorder(cache.watch(Post.self, forKey: "top", refresh: RefreshTriggers(every: .seconds(60)), fetch: api.posts))
-        #expect(await eventually { api.fetches == 1 && seen.seen.count >= 1 })
+        try #require(await eventually { api.fetches == 1 && seen.seen.count >= 1 })
         // A poll is due in a minute of the clock's, not the wall clock's.
-        #expect(await eventually { clock.waitingTimers >= 1 })
+        try #require(await eventually { clock.waitingTimers >= 1 })
         #expect(api.fetches == 1)
         clock.advance(by: .seconds(61))
         #expect(await eventually { api.fetches == 2 })
