@@ -296,15 +296,7 @@ enum OutboxByIDChild {
                 throw MutationRejected(reason: "refused by the torture server, again")
             default: break
             }
-            if roll < 20 {
-                serverLine("F \(OutboxChild.monotonicNanoseconds()) \(pid) \(id) fail")
-                throw URLError(.timedOut)
-            }
-            if roll < 25 {
-                serverLine("F \(OutboxChild.monotonicNanoseconds()) \(pid) \(id) reject")
-                throw MutationRejected(reason: "refused by the torture server")
-            }
-            serverLine("F \(OutboxChild.monotonicNanoseconds()) \(pid) \(id) ok")
+            try OutboxChild.answer(roll, id: id, pid: pid, log: serverLine)
         }
         let letter = owner.first ?? "?"
         let mine = PostLists.posts(of: letter)

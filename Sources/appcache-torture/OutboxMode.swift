@@ -211,15 +211,7 @@ enum OutboxChild {
             serverLine("S \(monotonicNanoseconds()) \(pid) \(id) \(change.owner) \(change.number)")
             let (pause, roll) = dice.withLock { ($0.next() % 3_000, $0.next() % 100) }
             usleep(UInt32(pause))
-            if roll < 20 {
-                serverLine("F \(monotonicNanoseconds()) \(pid) \(id) fail")
-                throw URLError(.timedOut)
-            }
-            if roll < 25 {
-                serverLine("F \(monotonicNanoseconds()) \(pid) \(id) reject")
-                throw MutationRejected(reason: "refused by the torture server")
-            }
-            serverLine("F \(monotonicNanoseconds()) \(pid) \(id) ok")
+            try answer(roll, id: id, pid: pid, log: serverLine)
         }
         if count > 0, (try? cache.getCachedItems(MenuItem.self, forKey: "outbox")) == nil {
             try? cache.cacheItems(MenuItem.sampleMenu(count: 20, seed: 1), forKey: "outbox")
@@ -244,6 +236,20 @@ enum OutboxChild {
     }
 
     /// The system's monotonic clock, the same in every process.
+    /// The torture server's answer to a send of `id` (by process `pid`), by `roll` (0 to 99): a
+    /// failure 20 times in 100, a rejection 5, else acceptance, each written to its log.
+    static func answer(_ roll: UInt64, id: UUID, pid: Int32, log: (String) -> Void) throws {
+        if roll < 20 {
+            log("F \(monotonicNanoseconds()) \(pid) \(id) fail")
+            throw URLError(.timedOut)
+        }
+        if roll < 25 {
+            log("F \(monotonicNanoseconds()) \(pid) \(id) reject")
+            throw MutationRejected(reason: "refused by the torture server")
+        }
+        log("F \(monotonicNanoseconds()) \(pid) \(id) ok")
+    }
+
     static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
