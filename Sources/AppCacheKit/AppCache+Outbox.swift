@@ -39,8 +39,9 @@ extension AppCache {
         for type: M.Type, send: @escaping @Sendable (M, _ id: UUID) async throws -> Void
     ) {
         outbox.register(M.self, send: send)
-        // A sender hears at once of what other processes (a widget) enqueue.
-        queries.watcher.start()
+        // A sender hears at once of what other processes (a widget) enqueue; it asks no one for
+        // prompt write-backs (its outbox is written through).
+        queries.watcher.start(announcingPresence: false)
     }
 
     /// Lets this process read queued changes of one kind, so that its reads show them, without

@@ -31,6 +31,7 @@ final class ChangeWatcher: Sendable {
     private struct State {
         var started = false
         var stopped = false
+        var announced = false
         var token: Int32?
     }
 
@@ -39,16 +40,22 @@ final class ChangeWatcher: Sendable {
         self.onChange = onChange
     }
 
-    /// Starts watching, once; later calls do nothing.
-    func start() {
-        let start = state.withLock { state -> Bool in
-            guard !state.started, !state.stopped else { return false }
-            state.started = true
-            return true
+    /// Starts watching, once; later calls only announce presence if asked and not done yet.
+    ///
+    /// - Parameter announcingPresence: whether the process is present while it lives, so that
+    ///   writers write back promptly for it (a stream that follows collections wants their
+    ///   items at once); a queued change's sender, which needs only the outbox (written through
+    ///   anyway), watches without asking the others for prompt write-backs.
+    func start(announcingPresence: Bool = true) {
+        let (start, announce) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
+            let announce = announcingPresence && !state.announced
+            if announce { state.announced = true }
+            defer { state.started = true }
+            return (!state.started, announce)
         }
+        if announce { coordinator.presence.renew(forLife: true) }
         guard start else { return }
-        // A watching process is present while it lives: writers write back promptly for it.
-        coordinator.presence.renew(forLife: true)
         // Taken now, not when the thread first runs: a change in between is not missed.
         let startedAt = coordinator.changeCount
         #if canImport(Darwin)
