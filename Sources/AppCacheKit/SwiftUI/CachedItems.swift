@@ -6,14 +6,16 @@ public import SwiftUI
 /// fetches, with no `.task` to write.
 ///
 /// ```swift
+/// import SwiftUI
+///
 /// struct FeedView: View {
-///     @CachedItems(Post.self, forKey: "top", in: AppModel.cache) { context in
+///     @CachedItems(Post.self, forKey: "top", in: cache, fetch: { context in
 ///         try await api.topPosts(ifNoneMatch: context.validators?.etag)
-///     }
+///     })
 ///     var posts
 ///
 ///     var body: some View {
-///         List(posts) { PostRow(post: $0) }
+///         List(posts) { Text($0.title) }
 ///             .refreshable { await $posts.refresh() }
 ///             .overlay { if $posts.isLoading && posts.isEmpty { ProgressView() } }
 ///     }
@@ -21,7 +23,9 @@ public import SwiftUI
 /// ```
 ///
 /// The fetch is the closure `load` and `watch` take: it gets a ``LoadContext`` (the cached items
-/// and their validators) and answers a ``FetchResult``.
+/// and their validators) and answers a ``FetchResult``. Swift takes no trailing closure in an
+/// attribute: pass it as `fetch:`, or make the property in the view's `init` when the fetch
+/// needs the view's own values (`_posts = CachedItems(Post.self, forKey: key, in: cache) { ... }`).
 ///
 /// - What it shows: a collection memory holds shows in the first body; one that must be read
 ///   from disk is read on the library's own threads, never on the main thread, and shows when
@@ -105,12 +109,25 @@ extension CachedItems where Model: Identifiable {
     /// `nextPage` (``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)``).
     ///
     /// ```swift
-    /// @CachedItems(Post.self, forKey: "timeline", in: cache, maxCount: 500, nextPage: { cursor in
-    ///     try await api.timeline(after: cursor)
-    /// }) { context in
-    ///     try await api.firstTimelinePage(ifNoneMatch: context.validators?.etag)
+    /// import SwiftUI
+    ///
+    /// struct TimelineView: View {
+    ///     @CachedItems(Post.self, forKey: "timeline", in: cache, maxCount: 500, nextPage: { cursor in
+    ///         let posts = try await api.timeline(maxID: cursor)
+    ///         return Page(items: posts, next: posts.last.map { String($0.id) })
+    ///     }, fetch: { _ in
+    ///         let posts = try await api.timeline()
+    ///         return .page(posts, next: posts.last.map { String($0.id) })
+    ///     })
+    ///     var posts
+    ///
+    ///     var body: some View {
+    ///         List(posts) { Text($0.title) }
+    ///         if $posts.hasNextPage {
+    ///             ProgressView().task { try? await $posts.loadNextPage() }
+    ///         }
+    ///     }
     /// }
-    /// var posts
     /// ```
     ///
     /// - Parameters:

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a ``CachedItemsState`` follows: the cache, the collection and how to fetch it, as a
-/// ``CachedItems`` declaration states it (made anew each time SwiftUI re-creates the view).
+/// `CachedItems` declaration states it (made anew each time SwiftUI re-creates the view).
 ///
 /// Two requests name the same collection when they have the same cache and key
 /// (``collection``); the rest (the fetch closures, the policies) may change from one view

@@ -3,18 +3,30 @@ public import Foundation
 public import Combine
 #endif
 
-/// What a ``CachedItems`` property shows and does, kept for as long as its view is on screen:
+/// What a `CachedItems` property shows and does, kept for as long as its view is on screen:
 /// the items of one collection, the watch that keeps them current, and the refresh and paging
 /// actions. A view reaches it through the property's projected value (`$posts`).
 ///
 /// ```swift
-/// List(posts) { PostRow(post: $0) }
-///     .refreshable { await $posts.refresh() }
-///     .overlay { if $posts.isLoading && posts.isEmpty { ProgressView() } }
+/// import SwiftUI
+///
+/// struct TopPosts: View {
+///     @CachedItems(Post.self, forKey: "top", in: cache, fetch: { _ in .items(try await api.top()) })
+///     var posts
+///
+///     var body: some View {
+///         List(posts) { Text($0.title) }
+///             .refreshable { await $posts.refresh() }
+///             .overlay { if $posts.isLoading && posts.isEmpty { ProgressView() } }
+///             .safeAreaInset(edge: .bottom) {
+///                 if $posts.hasPendingMutations { Text("Waiting for the network") }
+///             }
+///     }
+/// }
 /// ```
 ///
 /// SwiftUI keeps one state per view identity (in a `StateObject`), however often it re-creates
-/// the view value: the first ``CachedItems`` update starts the watch, later updates with the
+/// the view value: the first `CachedItems` update starts the watch, later updates with the
 /// same cache and key only pass on the newest fetch closure (no refetch, no second watch), and
 /// an update with another key re-keys it: the old items stay shown until the new collection's
 /// arrive. The watch stops when the state goes (the view left the hierarchy).
@@ -76,7 +88,7 @@ public final class CachedItemsState<Model: CacheableModel> {
     /// How many refreshes and page loads run now: loading lasts until the last of them ends.
     private var actionsUnderWay = 0
 
-    /// Makes a state that follows nothing yet: ``CachedItems`` starts it from its `update()`.
+    /// Makes a state that follows nothing yet: `CachedItems` starts it from its `update()`.
     ///
     /// Nonisolated, so a `StateObject` can make it wherever SwiftUI evaluates its initial value.
     nonisolated public init() {}
