@@ -19,7 +19,7 @@ struct FeedView: View {
         List {
             ForEach(stories) { story in
                 NavigationLink(value: story.id) {
-                    StoryRow(story: story) { try? feed.like(story, !story.isLiked) }
+                    StoryRow(story: story) { _ = try? feed.like(story, !story.isLiked) }
                 }
             }
             if $stories.hasNextPage {

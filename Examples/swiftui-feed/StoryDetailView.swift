@@ -22,7 +22,7 @@ struct StoryDetailView: View {
                 Text(story.title).font(.largeTitle)
                 Text("by \(story.author)")
                 Button(story.isLiked ? "Unlike (\(story.likes))" : "Like (\(story.likes))") {
-                    try? feed.like(story, !story.isLiked)
+                    _ = try? feed.like(story, !story.isLiked)
                 }
                 Spacer()
             }
