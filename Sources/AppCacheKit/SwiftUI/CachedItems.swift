@@ -44,9 +44,10 @@ public import SwiftUI
 /// `hasPendingMutations`, `refresh()` for `.refreshable`, `loadNextPage()` for the declaration
 /// with a page fetch.
 ///
-/// Thread safety: read it from the view's body (the main thread), as SwiftUI does.
-@propertyWrapper
-public struct CachedItems<Model: CacheableModel>: DynamicProperty {
+/// Thread safety: main actor; SwiftUI reads and updates it there. It is made anywhere (its
+/// initialisers are nonisolated, as a view's are before iOS 18).
+@MainActor @propertyWrapper
+public struct CachedItems<Model: CacheableModel>: @preconcurrency DynamicProperty {
     /// What lives as long as the view: the items and the watch.
     @StateObject private var state = CachedItemsState<Model>()
     /// What this view value declares.
@@ -66,7 +67,7 @@ public struct CachedItems<Model: CacheableModel>: DynamicProperty {
     ///   - retry: how a failed fetch is tried again.
     ///   - animation: the animation of each change; `nil` for none.
     ///   - fetch: brings the current items, given the cached ones and their validators.
-    public init(
+    nonisolated public init(
         _ type: Model.Type, forKey key: String? = nil, in cache: AppCache, policy: LoadPolicy = .staleWhileRevalidate,
         refresh: RefreshTriggers = .default, retry: RetryPolicy = .default, animation: Animation? = nil,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
@@ -78,28 +79,23 @@ public struct CachedItems<Model: CacheableModel>: DynamicProperty {
     /// The items, newest known; empty while none are known (see `$items.items` to tell "none
     /// yet" from "an empty collection").
     public var wrappedValue: [Model] {
-        MainActor.assumeIsolated { state.items ?? [] }
+        state.items ?? []
     }
 
     /// The state behind the items: loading, errors, pending changes, refresh and paging.
     public var projectedValue: CachedItemsState<Model> {
-        MainActor.assumeIsolated { state }
+        state
     }
 
     /// Called by SwiftUI before each body: starts the watch the first time, re-keys when the
     /// key changed, and otherwise only hands the newest fetch closure to the running watch.
     public func update() {
-        let request = request
-        let animation = animation
-        MainActor.assumeIsolated {
-            let state = state
-            if let animation {
-                state.transaction = { body in withAnimation(animation) { body() } }
-            } else {
-                state.transaction = nil
-            }
-            state.update(request)
+        if let animation {
+            state.transaction = { body in withAnimation(animation) { body() } }
+        } else {
+            state.transaction = nil
         }
+        state.update(request)
     }
 }
 
@@ -141,7 +137,7 @@ extension CachedItems where Model: Identifiable {
     ///   - maxCount: the most items the collection keeps; `nil` for no limit.
     ///   - nextPage: fetches the page at a cursor.
     ///   - fetch: brings the first page, given the cached items and their validators.
-    public init(
+    nonisolated public init(
         _ type: Model.Type, forKey key: String? = nil, in cache: AppCache, policy: LoadPolicy = .staleWhileRevalidate,
         refresh: RefreshTriggers = .default, retry: RetryPolicy = .default, animation: Animation? = nil, maxCount: Int? = nil,
         nextPage: @escaping @Sendable (_ cursor: String) async throws -> Page<Model>,
