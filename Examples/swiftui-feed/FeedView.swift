@@ -1,4 +1,4 @@
-#if canImport(SwiftUI)
+#if canImport(SwiftUI, _version: 5.0)
 import AppCacheKit
 import SwiftUI
 

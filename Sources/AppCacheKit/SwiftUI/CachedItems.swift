@@ -1,4 +1,8 @@
-#if canImport(SwiftUI)
+// SwiftUI 5 and later: the SDKs of Xcode 15 and later (iOS 17, macOS 14), the only SwiftUI a
+// Swift 6 compiler reads (the iOS 16.5 SDK's interface, built by Swift 5.8, is refused by Swift
+// 6); apps still deploy to iOS 16. Scripts/typecheck-swiftui-standin type-checks this file for
+// iOS against the SDK's declarations of what it uses.
+#if canImport(SwiftUI, _version: 5.0)
 public import SwiftUI
 
 /// A collection of the cache for a SwiftUI view (iOS 16 and later): declared on the view,
