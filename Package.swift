@@ -1,8 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// The example programs, one folder each under Examples/, each with a README.
-let examples = ["hotel-menu", "news-feed", "switch-user", "schema-bump", "spill-to-disk"]
+/// The example programs, one folder each under Examples/, each with a README. swiftui-feed is a
+/// SwiftUI app where SwiftUI exists (its views are `#if canImport(SwiftUI)`) and a headless run
+/// of its model layer elsewhere (Linux), which ExampleTests runs.
+let examples = ["hotel-menu", "news-feed", "switch-user", "schema-bump", "spill-to-disk", "swiftui-feed"]
 
 let package = Package(
     name: "AppCache",

@@ -24,6 +24,10 @@ final class ChangeObservers: Sendable {
     /// Whether nobody observes (a stream that ended has removed its observer).
     var isEmpty: Bool { state.withLock { $0.observers.isEmpty } }
 
+    /// How many observers there are (each `updates` stream and each watch is one): lets a test
+    /// count the watches a SwiftUI property started.
+    var count: Int { state.withLock { $0.observers.count } }
+
     /// How many times observers have looked at their collection after a wake-up (each look
     /// yields a value or decides the collection did not change): lets a test wait until a
     /// change has been seen instead of sleeping.
