@@ -227,12 +227,7 @@ final class OutboxSender: Sendable {
             case .rejected:
                 try markDone(job, in: outbox)
             case .failed(let error):
-                try store.withDiskWrites { batch in
-                    _ = try OutboxFile.change(for: user, in: &batch) { log in
-                        guard let entry = log.entries.first(where: { $0.id == job.id }) else { return nil }
-                        return OutboxLog.attempted(job.id, attempts: entry.attempts, error: String(describing: error))
-                    }
-                }
+                try noteError(String(describing: error), of: job.id, user: user, in: outbox)
                 backOff(outbox)
             }
         } catch {
@@ -252,15 +247,21 @@ final class OutboxSender: Sendable {
             outbox.state.withLock({ $0.sending.reported.insert("last error \(change.entry.id)").inserted })
         else { return }
         do {
-            try outbox.store.withDiskWrites { batch in
-                _ = try OutboxFile.change(for: user, in: &batch) { log in
-                    guard let entry = log.entries.first(where: { $0.id == change.entry.id }) else { return nil }
-                    return OutboxLog.attempted(entry.id, attempts: entry.attempts, error: change.problem)
-                }
-            }
+            try noteError(change.problem, of: change.entry.id, user: user, in: outbox)
             outbox.withState { $0.queue.markStale() }
         } catch {
             outbox.store.reportAll([AppCacheError(wrapping: error)])
+        }
+    }
+
+    /// Records `error` as the last error of the change `id` in `user`'s queue, its attempts as
+    /// they are (nothing when the queue no longer holds it).
+    private func noteError(_ error: String?, of id: UUID, user: String?, in outbox: Outbox) throws {
+        try outbox.store.withDiskWrites { batch in
+            _ = try OutboxFile.change(for: user, in: &batch) { log in
+                guard let entry = log.entries.first(where: { $0.id == id }) else { return nil }
+                return OutboxLog.attempted(id, attempts: entry.attempts, error: error)
+            }
         }
     }
 

@@ -48,7 +48,7 @@ public final class CachedQuery<Model: CacheableModel> {
     @ObservationIgnored private let retry: RetryPolicy
     @ObservationIgnored private let fetch: @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     /// Stops the watch that follows the collection; called when the query goes.
-    @ObservationIgnored private var following: CancelledOnDeinit?
+    @ObservationIgnored private var following: StopOnRelease?
     /// How many refreshes run now: loading lasts until the last of them ends.
     @ObservationIgnored private var refreshesUnderWay = 0
 
@@ -83,7 +83,7 @@ public final class CachedQuery<Model: CacheableModel> {
                 if case .loaded(let loaded) = change { self.show(loaded) }
             }
         }
-        following = CancelledOnDeinit {
+        following = StopOnRelease {
             stop()
             task.cancel()
         }
@@ -136,19 +136,6 @@ public final class CachedQuery<Model: CacheableModel> {
         cachedDate = loaded.cachedDate
         isStale = loaded.isStale
         error = loaded.refreshError
-    }
-}
-
-/// Runs `stop` when released: what ends a query's watch.
-private final class CancelledOnDeinit: Sendable {
-    let stop: @Sendable () -> Void
-
-    init(_ stop: @escaping @Sendable () -> Void) {
-        self.stop = stop
-    }
-
-    deinit {
-        stop()
     }
 }
 #endif

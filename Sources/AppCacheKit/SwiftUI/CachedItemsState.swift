@@ -280,16 +280,3 @@ public final class CachedItemsState<Model: CacheableModel> {
 #if canImport(Combine)
 extension CachedItemsState: ObservableObject {}
 #endif
-
-/// Runs `stop` when released: what ends a state's watch when the state goes.
-private final class StopOnRelease: Sendable {
-    let stop: @Sendable () -> Void
-
-    init(_ stop: @escaping @Sendable () -> Void) {
-        self.stop = stop
-    }
-
-    deinit {
-        stop()
-    }
-}
