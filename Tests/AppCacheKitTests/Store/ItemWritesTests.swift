@@ -138,6 +138,29 @@ import Testing
         #expect(third.decoded == 2 + 10 + 2, "the changed list to index it, then the three holding the post")
     }
 
+    @Test func aChangeMayCallBackIntoTheCache() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cacheLists(cache)
+        var seen: [Int] = []
+        let changed = try cache.updateItem(Post.self, id: 3) { post in
+            // Reads and a write of another collection, from inside the change: no lock is held.
+            seen.append(try cache.getCachedItems(Post.self, forKey: "timeline")?.count ?? -1)
+            try cache.cacheItems([Post(id: 50)], forKey: "side-\(seen.count)")
+            post.likes = 7
+        }
+        #expect(changed == 4 && seen == [5, 5, 5, 5])
+        #expect(try cache.getCachedItems(Post.self, forKey: "side-4") == [Post(id: 50)])
+        // A write by id of the same item from inside one is refused, not left to undo it.
+        do {
+            try cache.updateItem(Post.self, id: 3) { _ in _ = try cache.updateItem(Post.self, id: 3) { $0.likes = 0 } }
+            Issue.record("the nested write by id was not refused")
+        } catch let error as AppCacheError {
+            #expect(error.code == .nestedUpdate)
+        }
+        #expect(try cache.getCachedItems(Post.self, forKey: "post-3")?.first?.likes == 7)
+    }
+
     @Test func aSessionsWriteLandsInItsUsersSpace() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
