@@ -237,6 +237,19 @@ extension AppCache {
         /// benchmark program to show who waits for it. Not for apps.
         @_spi(Benchmarks) public var simulatedFileOperationDelay: Duration? = nil
 
+        /// The volume an in-memory configuration's root names (see
+        /// ``inMemory(schemaVersion:user:clock:)``): held by every copy of the configuration and
+        /// by every cache opened with one, so what they cached lives as long as any of them.
+        var memoryVolume: MemoryVolume?
+
+        /// Whether caches opened with this configuration keep everything in memory: made by
+        /// ``inMemory(schemaVersion:user:clock:)`` and its root not changed since. No file is
+        /// made, read or removed then.
+        public var isInMemory: Bool {
+            guard let memoryVolume else { return false }
+            return CacheLayout(rootDirectory: rootDirectory, schemaVersion: schemaVersion).rootPath == memoryVolume.rootPath
+        }
+
         /// Creates a configuration.
         ///
         /// - Parameters:

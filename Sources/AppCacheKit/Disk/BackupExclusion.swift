@@ -20,7 +20,8 @@ enum BackupExclusion {
     /// Marks the root directory excluded from backups if it needs it (Apple platforms only).
     static func apply(toRoot root: URL) {
         #if canImport(Darwin)
-        guard isNeeded(forRootPath: root.path(percentEncoded: false)) else { return }
+        let path = root.path(percentEncoded: false)
+        guard !MemoryVolume.claims(path), isNeeded(forRootPath: path) else { return }
         var url = root
         var values = URLResourceValues()
         values.isExcludedFromBackup = true

@@ -16,6 +16,6 @@ final class DescriptorHandle: Sendable {
     }
 
     deinit {
-        close(descriptor)
+        SystemCalls.close(descriptor)
     }
 }

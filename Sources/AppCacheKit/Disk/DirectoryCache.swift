@@ -44,8 +44,8 @@ final class DirectoryCache: Sendable {
 
     deinit {
         state.withLock { state in
-            for entry in state.entries { close(entry.descriptor) }
-            for descriptor in state.retired { close(descriptor) }
+            for entry in state.entries { SystemCalls.close(entry.descriptor) }
+            for descriptor in state.retired { SystemCalls.close(descriptor) }
         }
     }
 
@@ -98,7 +98,7 @@ final class DirectoryCache: Sendable {
             defer { state.retired = [] }
             return state.retired
         }
-        for descriptor in closing { close(descriptor) }
+        for descriptor in closing { SystemCalls.close(descriptor) }
     }
 
     /// Ends a read's hold on a descriptor ``lease(_:change:)`` or ``keep(_:for:change:)``
@@ -110,6 +110,6 @@ final class DirectoryCache: Sendable {
             defer { state.retired = [] }
             return state.retired
         }
-        for descriptor in closing { close(descriptor) }
+        for descriptor in closing { SystemCalls.close(descriptor) }
     }
 }

@@ -33,7 +33,7 @@ struct FileProtection: Sendable, Equatable {
     /// than not asking.
     func apply(toDescriptor descriptor: Int32) {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        _ = fcntl(descriptor, F_SETPROTECTIONCLASS, protectionClass)
+        _ = SystemCalls.fcntl(descriptor, F_SETPROTECTIONCLASS, protectionClass)
         #endif
     }
 }

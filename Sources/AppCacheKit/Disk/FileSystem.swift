@@ -87,7 +87,7 @@ struct FileSystem: Sendable {
             }
             try makeDirectories(rootPath)
         }
-        let rootDescriptor = systemOpen(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        let rootDescriptor = SystemCalls.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard rootDescriptor >= 0 else {
             if !create && errno == ENOENT { return nil }
             throw .last("open", rootPath)
@@ -135,9 +135,9 @@ struct FileSystem: Sendable {
                 throw SystemError(operation: "mkdir", errorNumber: errorNumber, path: rootPath)
             }
             try Self.makeDirectories(rootPath)
-            let fresh = systemOpen(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+            let fresh = SystemCalls.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
             guard fresh >= 0 else { throw .last("open", rootPath) }
-            defer { close(fresh) }
+            defer { SystemCalls.close(fresh) }
             try Self.replace(root.descriptor, with: fresh, rootPath)
         }
         if !versionIsCurrent() {
@@ -147,7 +147,7 @@ struct FileSystem: Sendable {
             guard let fresh = try Self.openDirectory(
                 in: root.descriptor, versionName, displayPath: versionPath, create: true, onDamage: onDamage)
             else { throw SystemError(operation: "open", errorNumber: ENOENT, path: versionPath) }
-            defer { close(fresh) }
+            defer { SystemCalls.close(fresh) }
             try Self.replace(version.descriptor, with: fresh, versionPath)
         }
         directories.forgetAll()
@@ -158,32 +158,32 @@ struct FileSystem: Sendable {
     private func rootIsCurrent() -> Bool {
         var held = stat()
         var atPath = stat()
-        return fstat(root.descriptor, &held) == 0 && stat(rootPath, &atPath) == 0 && FileID(held) == FileID(atPath)
+        return SystemCalls.fstat(root.descriptor, &held) == 0 && SystemCalls.statPath(rootPath, &atPath) == 0 && FileID(held) == FileID(atPath)
     }
 
     /// Whether the version directory held open is the one now in the held root.
     private func versionIsCurrent() -> Bool {
         var held = stat()
         var atPath = stat()
-        return fstat(version.descriptor, &held) == 0
-            && fstatat(root.descriptor, versionName, &atPath, AT_SYMLINK_NOFOLLOW) == 0
+        return SystemCalls.fstat(version.descriptor, &held) == 0
+            && SystemCalls.fstatat(root.descriptor, versionName, &atPath) == 0
             && FileID(held) == FileID(atPath)
     }
 
     /// Makes `descriptor` refer to what `fresh` refers to, keeping its number and close-on-exec.
     static func replace(_ descriptor: Int32, with fresh: Int32, _ display: String) throws(SystemError) {
-        while dup2(fresh, descriptor) < 0 {
+        while SystemCalls.dup2(fresh, descriptor) < 0 {
             guard errno == EINTR || errno == EBUSY else { throw .last("dup2", display) }
         }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        _ = SystemCalls.fcntl(descriptor, F_SETFD, FD_CLOEXEC)
     }
 
     /// Which file (device and inode) is at `path` now, not following a link; `nil` when none.
     func fileNumber(of path: CachePath) -> FileID? {
         guard let directory = try? openDirectory(of: path, create: false) else { return nil }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         var info = stat()
-        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        guard SystemCalls.fstatat(directory, path.name, &info) == 0 else { return nil }
         return FileID(info)
     }
 
@@ -191,7 +191,7 @@ struct FileSystem: Sendable {
     /// one `fstatat`; `nil` when there is none.
     func fileNumber(inVersionDirectory name: String) -> FileID? {
         var info = stat()
-        guard fstatat(version.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        guard SystemCalls.fstatat(version.descriptor, name, &info) == 0 else { return nil }
         return FileID(info)
     }
 
@@ -199,12 +199,12 @@ struct FileSystem: Sendable {
     /// is none, or it is not a regular file.
     func openForReadingIfPresent(_ path: CachePath) -> Int32 {
         guard let directory = try? openDirectory(of: path, create: false) else { return -1 }
-        defer { if directory != version.descriptor { close(directory) } }
-        let descriptor = openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
+        let descriptor = SystemCalls.openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return -1 }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
+        guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            SystemCalls.close(descriptor)
             return -1
         }
         return descriptor
@@ -278,7 +278,7 @@ struct FileSystem: Sendable {
             guard let base = buffer.baseAddress else { return 0 }
             var filled = 0
             while filled < buffer.count {
-                let got = pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
+                let got = SystemCalls.pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
                 if got < 0 && errno == EINTR { continue }
                 if got <= 0 { return got < 0 ? -1 : filled }
                 filled += got
@@ -317,7 +317,7 @@ struct FileSystem: Sendable {
     ) throws(SystemError) -> Result {
         let opened = try openForReading(path, change: change)
         defer {
-            if case .file(let file) = opened { close(file.descriptor) }
+            if case .file(let file) = opened { SystemCalls.close(file.descriptor) }
         }
         return try body(opened)
     }
@@ -349,12 +349,12 @@ struct FileSystem: Sendable {
             if leased {
                 directories.release()
             } else if directory != version.descriptor {
-                close(directory)
+                SystemCalls.close(directory)
             }
         }
         // `withCString` hands over the name's own bytes; passing the string converts it to a
         // new array on every read.
-        let descriptor = path.name.withCString { openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let descriptor = path.name.withCString { SystemCalls.openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let error = errno
             switch error {
@@ -371,13 +371,13 @@ struct FileSystem: Sendable {
             }
         }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
+        guard SystemCalls.fstat(descriptor, &info) == 0 else {
             let failure = SystemError.last("fstat", displayPath(path))
-            close(descriptor)
+            SystemCalls.close(descriptor)
             throw failure
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
+            SystemCalls.close(descriptor)
             return .unsafe(Self.kind(of: info))
         }
         return .file(ReadableFile(
@@ -400,9 +400,9 @@ struct FileSystem: Sendable {
     /// `nil` when there is none.
     func facts(of path: CachePath) -> FileFacts? {
         guard let directory = try? openDirectory(of: path, create: false) else { return nil }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         var info = stat()
-        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard SystemCalls.fstatat(directory, path.name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return FileFacts(identity: FileVersion(info), modificationDate: Self.modificationDate(of: info))
     }
 
@@ -413,14 +413,14 @@ struct FileSystem: Sendable {
     ///   was removed or replaced meanwhile).
     func redate(_ path: CachePath, ifStill identity: FileVersion, to date: Date) throws(SystemError) -> FileVersion? {
         guard let directory = try openDirectory(of: path, create: false) else { return nil }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         var info = stat()
-        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+        guard SystemCalls.fstatat(directory, path.name, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
             FileVersion(info) == identity
         else { return nil }
         var times = [Self.makeTimespec(date), Self.makeTimespec(date)]
-        guard utimensat(directory, path.name, &times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .last("utimensat", displayPath(path)) }
-        guard fstatat(directory, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard SystemCalls.utimensat(directory, path.name, &times) == 0 else { throw .last("utimensat", displayPath(path)) }
+        guard SystemCalls.fstatat(directory, path.name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return FileVersion(info)
     }
 
@@ -431,8 +431,8 @@ struct FileSystem: Sendable {
         guard upper != versionName else { return false }
         var own = stat()
         var other = stat()
-        guard fstatat(root.descriptor, versionName, &own, AT_SYMLINK_NOFOLLOW) == 0,
-            fstatat(root.descriptor, upper, &other, AT_SYMLINK_NOFOLLOW) == 0
+        guard SystemCalls.fstatat(root.descriptor, versionName, &own) == 0,
+            SystemCalls.fstatat(root.descriptor, upper, &other) == 0
         else { return false }
         return own.st_ino == other.st_ino && own.st_dev == other.st_dev
     }
@@ -455,36 +455,36 @@ struct FileSystem: Sendable {
         guard let directory = try openDirectory(of: path, create: true) else {
             throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
         }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         let temporaryDisplay = (path.directory.map { versionPath + "/" + $0 } ?? versionPath) + "/" + temporaryName
         try inject(.createFile, temporaryDisplay)
-        var descriptor = openat(directory, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        var descriptor = SystemCalls.openat(directory, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
         protection?.apply(toDescriptor: descriptor)
         do throws(SystemError) {
             try writeAll(descriptor, header, temporaryDisplay)
             try writeAll(descriptor, payload, temporaryDisplay)
             var times = [Self.makeTimespec(modificationDate), Self.makeTimespec(modificationDate)]
-            guard futimens(descriptor, &times) == 0 else { throw SystemError.last("futimens", temporaryDisplay) }
-            if synchronize, fsync(descriptor) != 0 { throw SystemError.last("fsync", temporaryDisplay) }
+            guard SystemCalls.futimens(descriptor, &times) == 0 else { throw SystemError.last("futimens", temporaryDisplay) }
+            if synchronize, SystemCalls.fsync(descriptor) != 0 { throw SystemError.last("fsync", temporaryDisplay) }
             var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw SystemError.last("fstat", temporaryDisplay) }
-            let closed = close(descriptor)
+            guard SystemCalls.fstat(descriptor, &info) == 0 else { throw SystemError.last("fstat", temporaryDisplay) }
+            let closed = SystemCalls.close(descriptor)
             descriptor = -1
             guard closed == 0 else { throw SystemError.last("close", temporaryDisplay) }
             try inject(.rename, display)
-            if renameat(directory, temporaryName, directory, path.name) != 0 {
+            if SystemCalls.renameat(directory, temporaryName, directory, path.name) != 0 {
                 // A directory planted where the file goes: it is ours to clear, without
                 // following anything inside it.
                 guard errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST else { throw SystemError.last("rename", display) }
                 try removeTree(in: directory, path.name, display)
                 onDamage(display, "a directory where an archive belongs")
-                guard renameat(directory, temporaryName, directory, path.name) == 0 else { throw SystemError.last("rename", display) }
+                guard SystemCalls.renameat(directory, temporaryName, directory, path.name) == 0 else { throw SystemError.last("rename", display) }
             }
             return FileVersion(info)
         } catch {
-            if descriptor >= 0 { close(descriptor) }
-            unlinkat(directory, temporaryName, 0)
+            if descriptor >= 0 { SystemCalls.close(descriptor) }
+            SystemCalls.unlinkat(directory, temporaryName, 0)
             throw error
         }
     }
@@ -500,11 +500,11 @@ struct FileSystem: Sendable {
         let display = displayPath(path)
         try inject(.write, display)
         guard let (descriptor, number, _) = try openForAppending(path) else { return nil }
-        defer { close(descriptor) }
+        defer { SystemCalls.close(descriptor) }
         try writeAll(descriptor, data, display)
-        if synchronize, fsync(descriptor) != 0 { throw .last("fsync", display) }
+        if synchronize, SystemCalls.fsync(descriptor) != 0 { throw .last("fsync", display) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+        guard SystemCalls.fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
         return (number, Int(clamping: info.st_size))
     }
 
@@ -519,9 +519,9 @@ struct FileSystem: Sendable {
         guard let directory = try openDirectory(of: path, create: true) else {
             throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
         }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         for attempt in 0..<2 {
-            let descriptor = openat(directory, path.name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            let descriptor = SystemCalls.openat(directory, path.name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             if descriptor < 0 {
                 let error = errno
                 if error == ENOENT { return nil }
@@ -531,13 +531,13 @@ struct FileSystem: Sendable {
                 throw SystemError(operation: "open", errorNumber: error, path: display)
             }
             var info = stat()
-            guard fstat(descriptor, &info) == 0 else {
+            guard SystemCalls.fstat(descriptor, &info) == 0 else {
                 let failure = SystemError.last("fstat", display)
-                close(descriptor)
+                SystemCalls.close(descriptor)
                 throw failure
             }
             guard info.st_mode & S_IFMT == S_IFREG else {
-                close(descriptor)
+                SystemCalls.close(descriptor)
                 if attempt == 0, removeIfUnsafe(in: directory, path.name, display) { continue }
                 throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
             }
@@ -554,9 +554,9 @@ struct FileSystem: Sendable {
         guard let directory = try openDirectory(of: path, create: true) else {
             throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
         }
-        defer { if directory != version.descriptor { close(directory) } }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
         for attempt in 0..<2 {
-            let descriptor = openat(directory, path.name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            let descriptor = SystemCalls.openat(directory, path.name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
             if descriptor < 0 {
                 let error = errno
                 if attempt == 0, error == ELOOP || error == EMLINK || error == ENXIO, removeIfUnsafe(in: directory, path.name, display) {
@@ -565,13 +565,13 @@ struct FileSystem: Sendable {
                 throw SystemError(operation: "open", errorNumber: error, path: display)
             }
             var info = stat()
-            if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            if SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
                 // Explicitly, not by inheritance: the lock file is read by extensions that
                 // may run while the device is locked.
                 protection?.apply(toDescriptor: descriptor)
                 return descriptor
             }
-            close(descriptor)
+            SystemCalls.close(descriptor)
             if attempt == 0, removeIfUnsafe(in: directory, path.name, display) { continue }
             break
         }
@@ -583,13 +583,13 @@ struct FileSystem: Sendable {
         let display = displayPath(path)
         try inject(.write, display)
         guard let directory = try openDirectory(of: path, create: false) else { return }
-        defer { if directory != version.descriptor { close(directory) } }
-        let descriptor = openat(directory, path.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
+        let descriptor = SystemCalls.openat(directory, path.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw .last("open", display) }
-        defer { close(descriptor) }
+        defer { SystemCalls.close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .last("fstat", display) }
-        guard ftruncate(descriptor, off_t(length)) == 0 else { throw .last("ftruncate", display) }
+        guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .last("fstat", display) }
+        guard SystemCalls.ftruncate(descriptor, off_t(length)) == 0 else { throw .last("ftruncate", display) }
     }
 
     // MARK: - Removing and moving
@@ -600,8 +600,8 @@ struct FileSystem: Sendable {
         try inject(.rename, display)
         guard path.directory == target.directory else { throw SystemError(operation: "rename", errorNumber: EXDEV, path: display) }
         guard let directory = try openDirectory(of: path, create: false) else { return }
-        defer { if directory != version.descriptor { close(directory) } }
-        guard renameat(directory, path.name, directory, target.name) == 0 else { throw .last("rename", display) }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
+        guard SystemCalls.renameat(directory, path.name, directory, target.name) == 0 else { throw .last("rename", display) }
     }
 
     /// Removes the file at `path` (a link itself, never its target); a missing file is not an
@@ -610,8 +610,8 @@ struct FileSystem: Sendable {
         let display = displayPath(path)
         try inject(.remove, display)
         guard let directory = try openDirectory(of: path, create: false) else { return }
-        defer { if directory != version.descriptor { close(directory) } }
-        if unlinkat(directory, path.name, 0) == 0 || errno == ENOENT { return }
+        defer { if directory != version.descriptor { SystemCalls.close(directory) } }
+        if SystemCalls.unlinkat(directory, path.name, 0) == 0 || errno == ENOENT { return }
         guard errno == EISDIR || errno == EPERM else { throw .last("unlink", display) }
         try removeTree(in: directory, path.name, display)
     }
@@ -634,15 +634,15 @@ struct FileSystem: Sendable {
     /// second (a stopped process) does not stop the move.
     func moveOutOfView(versionDirectory name: String) throws(SystemError) -> String? {
         var lock: Int32 = -1
-        let directory = openat(root.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let directory = SystemCalls.openat(root.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if directory >= 0 {
-            lock = openat(directory, ProcessCoordinator.fileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            close(directory)
+            lock = SystemCalls.openat(directory, ProcessCoordinator.fileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            SystemCalls.close(directory)
         }
-        defer { if lock >= 0 { close(lock) } }
+        defer { if lock >= 0 { SystemCalls.close(lock) } }
         if lock >= 0 {
             for _ in 0..<100 {
-                if flock(lock, LOCK_EX | LOCK_NB) == 0 || (errno != EWOULDBLOCK && errno != EINTR) { break }
+                if SystemCalls.flock(lock, LOCK_EX | LOCK_NB) == 0 || (errno != EWOULDBLOCK && errno != EINTR) { break }
                 usleep(10_000)
             }
         }
@@ -653,7 +653,7 @@ struct FileSystem: Sendable {
     private func moveOutOfView(_ name: String, in directory: Int32, display: String) throws(SystemError) -> String? {
         try inject(.rename, display)
         let trash = CacheLayout.trashPrefix + Self.randomSuffix()
-        if renameat(directory, name, root.descriptor, trash) == 0 { return trash }
+        if SystemCalls.renameat(directory, name, root.descriptor, trash) == 0 { return trash }
         if errno == ENOENT { return nil }
         throw .last("rename", display)
     }
@@ -687,7 +687,7 @@ struct FileSystem: Sendable {
             else { return nil }
             descriptor = opened
         } else {
-            descriptor = dup(version.descriptor)
+            descriptor = SystemCalls.dup(version.descriptor)
             guard descriptor >= 0 else { throw .last("dup", versionPath) }
         }
         return try Self.list(descriptor, directory.map { versionPath + "/" + $0 } ?? versionPath)
@@ -702,30 +702,14 @@ struct FileSystem: Sendable {
     }
 
     func contentsOfRoot() throws(SystemError) -> [String] {
-        let descriptor = dup(root.descriptor)
+        let descriptor = SystemCalls.dup(root.descriptor)
         guard descriptor >= 0 else { throw .last("dup", rootPath) }
         return try Self.list(descriptor, rootPath).map(\.name)
     }
 
     /// Lists the directory open at `descriptor` (and closes it).
     static func list(_ descriptor: Int32, _ display: String) throws(SystemError) -> [DirectoryEntry] {
-        guard let stream = fdopendir(descriptor) else {
-            let failure = SystemError.last("opendir", display)
-            close(descriptor)
-            throw failure
-        }
-        defer { closedir(stream) }
-        // fdopendir starts where the descriptor is; a duplicated one shares that position.
-        rewinddir(stream)
-        var entries: [DirectoryEntry] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            guard name != "." && name != ".." else { continue }
-            let type = entry.pointee.d_type
-            entries.append(DirectoryEntry(name: name, mayBeRegularFile: type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN)))
-        }
+        guard let entries = SystemCalls.list(descriptor) else { throw .last("opendir", display) }
         return entries
     }
 
@@ -734,11 +718,11 @@ struct FileSystem: Sendable {
     /// Creates `path` and any missing parents, each owner-only (0700). Follows links: this is
     /// for the root, the app's own path.
     static func makeDirectories(_ path: String) throws(SystemError) {
-        if mkdir(path, 0o700) == 0 { return }
+        if SystemCalls.mkdir(path, 0o700) == 0 { return }
         switch errno {
         case EEXIST:
             var info = stat()
-            guard stat(path, &info) == 0 else { throw .last("stat", path) }
+            guard SystemCalls.statPath(path, &info) == 0 else { throw .last("stat", path) }
             guard info.st_mode & S_IFMT == S_IFDIR else {
                 throw SystemError(operation: "mkdir", errorNumber: ENOTDIR, path: path)
             }
@@ -747,7 +731,7 @@ struct FileSystem: Sendable {
             let parent = (path as NSString).deletingLastPathComponent
             guard !parent.isEmpty, parent != path else { throw .last("mkdir", path) }
             try makeDirectories(parent)
-            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .last("mkdir", path) }
+            if SystemCalls.mkdir(path, 0o700) != 0 && errno != EEXIST { throw .last("mkdir", path) }
         default:
             throw .last("mkdir", path)
         }
@@ -765,16 +749,16 @@ struct FileSystem: Sendable {
         onDamage: @Sendable (String, String) -> Void
     ) throws(SystemError) -> Int32? {
         for _ in 0..<3 {
-            let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let descriptor = SystemCalls.openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if descriptor >= 0 { return descriptor }
             let error = errno
             switch error {
             case ENOENT:
                 guard create else { return nil }
-                if mkdirat(parent, name, 0o700) != 0 && errno != EEXIST { throw .last("mkdir", displayPath) }
+                if SystemCalls.mkdirat(parent, name, 0o700) != 0 && errno != EEXIST { throw .last("mkdir", displayPath) }
             case ELOOP, EMLINK, ENOTDIR:
                 var info = stat()
-                guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                guard SystemCalls.fstatat(parent, name, &info) == 0 else {
                     if errno == ENOENT { continue }
                     throw .last("lstat", displayPath)
                 }
@@ -784,7 +768,7 @@ struct FileSystem: Sendable {
                     throw SystemError(operation: "open", errorNumber: ENOTDIR, path: displayPath)
                 }
                 guard removesLinks else { return nil }
-                guard unlinkat(parent, name, 0) == 0 || errno == ENOENT else { throw .last("unlink", displayPath) }
+                guard SystemCalls.unlinkat(parent, name, 0) == 0 || errno == ENOENT else { throw .last("unlink", displayPath) }
                 onDamage(displayPath, "a symbolic link where a directory belongs; the link was removed")
                 if !create { return nil }
             default:
@@ -845,9 +829,9 @@ struct FileSystem: Sendable {
     /// Removes `name` in `directory` if it is a symbolic link; returns what it was.
     private func removeIfLink(in directory: Int32, _ name: String, _ display: String) -> String? {
         var info = stat()
-        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        guard SystemCalls.fstatat(directory, name, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
         guard !isReadOnly else { return "a symbolic link" }
-        guard unlinkat(directory, name, 0) == 0 else { return nil }
+        guard SystemCalls.unlinkat(directory, name, 0) == 0 else { return nil }
         onDamage(display, "a symbolic link where a file belongs; the link was removed")
         return "a symbolic link (removed)"
     }
@@ -856,9 +840,9 @@ struct FileSystem: Sendable {
     /// or a directory), reporting it; returns whether it did.
     func removeIfUnsafe(in directory: Int32, _ name: String, _ display: String) -> Bool {
         var info = stat()
-        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
+        guard SystemCalls.fstatat(directory, name, &info) == 0 else { return false }
         let type = info.st_mode & S_IFMT
-        guard type != S_IFREG && type != S_IFDIR, unlinkat(directory, name, 0) == 0 else { return false }
+        guard type != S_IFREG && type != S_IFDIR, SystemCalls.unlinkat(directory, name, 0) == 0 else { return false }
         onDamage(display, "\(Self.kind(of: info)); it was removed")
         return true
     }
@@ -869,23 +853,23 @@ struct FileSystem: Sendable {
     }
 
     private static func removeTree(in parent: Int32, _ name: String, _ display: String) throws(SystemError) {
-        if unlinkat(parent, name, 0) == 0 { return }
+        if SystemCalls.unlinkat(parent, name, 0) == 0 { return }
         switch errno {
         case ENOENT: return
         case EISDIR, EPERM: break
         default: throw .last("unlink", display)
         }
-        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = SystemCalls.openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return }
             throw .last("open", display)
         }
-        let children = try list(dup(descriptor), display)
-        defer { close(descriptor) }
+        let children = try list(SystemCalls.dup(descriptor), display)
+        defer { SystemCalls.close(descriptor) }
         for child in children {
             try removeTree(in: descriptor, child.name, display + "/" + child.name)
         }
-        if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw .last("rmdir", display) }
+        if SystemCalls.unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw .last("rmdir", display) }
     }
 
     func writeAll(_ descriptor: Int32, _ bytes: some ContiguousBytes, _ path: String) throws(SystemError) {
@@ -894,7 +878,7 @@ struct FileSystem: Sendable {
             guard let base = buffer.baseAddress else { return nil }
             var written = 0
             while written < buffer.count {
-                let count = systemWrite(descriptor, base + written, buffer.count - written)
+                let count = SystemCalls.write(descriptor, base + written, buffer.count - written)
                 if count < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -920,14 +904,6 @@ struct FileSystem: Sendable {
         let nanoseconds = min(999_999_999, max(0, Int((interval - seconds) * 1_000_000_000)))
         return timespec(tv_sec: time_t(seconds), tv_nsec: nanoseconds)
     }
-}
-
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    open(path, flags, mode)
-}
-
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, buffer, count)
 }
 
 /// System call failures to simulate, as a configuration carries them (tests only): given an

@@ -40,6 +40,45 @@ extension AppCache.Configuration {
     }
 }
 
+extension AppCache.Configuration {
+    /// A configuration whose caches keep everything in memory, for an app's tests and SwiftUI
+    /// previews: no file is made, read or removed, and the cache behaves otherwise exactly as
+    /// on disk (the same layout, packs, journal, outbox and rules, in a tree of files held in
+    /// memory), with the ``testing(rootDirectory:schemaVersion:user:clock:)`` preset.
+    ///
+    /// Every call makes a new, empty store. Every cache opened with this configuration (or a
+    /// copy of it) shares that store, as caches opened on one root share a directory: a test
+    /// stands for a relaunch by opening a second cache with the same configuration after
+    /// dropping the first. The store lives as long as a copy of the configuration or a cache
+    /// opened with one, and is freed after the last.
+    ///
+    /// ```swift
+    /// let clock = CacheClock()
+    /// let configuration = AppCache.Configuration.inMemory(clock: clock)
+    /// let cache = try AppCache(configuration: configuration)
+    /// try cache.cacheItems([Post(id: 1, title: "Hello")], forKey: "top")
+    /// clock.advance(by: .seconds(3600))   // now stale
+    /// ```
+    ///
+    /// Changing ``AppCache/Configuration/rootDirectory`` afterwards makes it a configuration on
+    /// disk again (``AppCache/Configuration/isInMemory`` is then `false`).
+    ///
+    /// - Parameters:
+    ///   - schemaVersion: the cache schema version.
+    ///   - user: the user to open with; `nil` for the shared space.
+    ///   - clock: the clock the test moves.
+    /// - Returns: the configuration; change any of it before opening a cache.
+    /// - Complexity: O(1); the store grows with what is cached.
+    /// - Thread safety: the store may be used from any thread, as a directory is.
+    public static func inMemory(schemaVersion: String = "1", user: String? = nil, clock: CacheClock = CacheClock()) -> AppCache.Configuration {
+        let volume = MemoryVolume()
+        var configuration = testing(
+            rootDirectory: URL(filePath: volume.rootPath, directoryHint: .isDirectory), schemaVersion: schemaVersion, user: user, clock: clock)
+        configuration.memoryVolume = volume
+        return configuration
+    }
+}
+
 extension AppCache {
     /// Returns once the work this cache started in the background has finished: writes and
     /// spills queued for the write-back thread, removals and settling batches, and a send of a
@@ -64,8 +103,8 @@ extension AppCache {
         await LibraryThreads.run { store.waitForBackgroundWork() }
     }
 
-    /// A cache for a SwiftUI preview or a test, opened with ``Configuration/testing(rootDirectory:schemaVersion:user:clock:)``
-    /// on a directory of its own in the temporary directory, and filled by `fill`.
+    /// A cache for a SwiftUI preview or a test, opened with ``Configuration/inMemory(schemaVersion:user:clock:)``
+    /// (no file is made) and filled by `fill`.
     ///
     /// ```swift
     /// let previewCache = try AppCache.preview { try $0.cacheItems([Post(id: 1, title: "Hello")], forKey: "top") }
@@ -81,8 +120,7 @@ extension AppCache {
     public static func preview(
         user: String? = nil, clock: CacheClock = CacheClock(), _ fill: (AppCache) throws -> Void = { _ in }
     ) throws -> AppCache {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "AppCachePreview-\(UUID().uuidString)", directoryHint: .isDirectory)
-        let cache = try AppCache(configuration: .testing(rootDirectory: directory, user: user, clock: clock))
+        let cache = try AppCache(configuration: .inMemory(user: user, clock: clock))
         try fill(cache)
         return cache
     }

@@ -133,23 +133,24 @@ final class ProcessCoordinator: @unchecked Sendable {
             do throws(SystemError) {
                 info = try Self.grow(descriptor, display)
             } catch {
-                close(descriptor)
+                SystemCalls.close(descriptor)
                 throw error
             }
-        } else if descriptor >= 0, fstat(descriptor, &info) != 0 {
+        } else if descriptor >= 0, SystemCalls.fstat(descriptor, &info) != 0 {
             info.st_size = 0
         }
         let mapped: UnsafeMutableRawPointer?
         if descriptor >= 0, Int(info.st_size) >= Self.firstFileSize {
-            mapped = mmap(nil, Self.fileSize, readOnly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+            mapped = SystemCalls.mapShared(descriptor, Self.fileSize, writable: !readOnly)
             number = FileID(info)
         } else {
             // Read-only, and no lock file to see: private words that nobody changes.
-            mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            let anonymous = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            mapped = anonymous == MAP_FAILED ? nil : anonymous
         }
-        guard let mapped, mapped != MAP_FAILED else {
+        guard let mapped else {
             let failure = SystemError.last("mmap", display)
-            if descriptor >= 0 { close(descriptor) }
+            if descriptor >= 0 { SystemCalls.close(descriptor) }
             throw failure
         }
         self.descriptor = descriptor
@@ -165,8 +166,8 @@ final class ProcessCoordinator: @unchecked Sendable {
     }
 
     deinit {
-        munmap(mapping, Self.fileSize)
-        if descriptor >= 0 { close(descriptor) }
+        SystemCalls.unmap(mapping, Self.fileSize)
+        if descriptor >= 0 { SystemCalls.close(descriptor) }
     }
 
     /// How many batches have changed the disk, as far as this process can see now.
@@ -199,7 +200,7 @@ final class ProcessCoordinator: @unchecked Sendable {
             if fileSystem.directoriesAreCurrent(), fileSystem.fileNumber(of: CachePath(directory: nil, name: Self.fileName)) == number {
                 return reopened
             }
-            flock(descriptor, LOCK_UN)
+            SystemCalls.flock(descriptor, LOCK_UN)
             try fileSystem.recreateDirectories()
             try reopen(fileSystem)
             reopened = true
@@ -211,7 +212,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// paths) is the one held: one `stat`.
     private func lockFileIsAtItsPath(_ fileSystem: FileSystem) -> Bool {
         var info = stat()
-        let found = (fileSystem.versionPath + "/" + Self.fileName).withCString { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) }
+        let found = (fileSystem.versionPath + "/" + Self.fileName).withCString { SystemCalls.fstatat(AT_FDCWD, $0, &info) }
         return found == 0 && FileID(info) == number
     }
 
@@ -222,7 +223,7 @@ final class ProcessCoordinator: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         var pause: UInt32 = 50
         while true {
-            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+            if SystemCalls.flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
             let failure = errno
             guard failure == EWOULDBLOCK || failure == EINTR else { throw SystemError(operation: "flock", errorNumber: failure, path: display) }
             guard ContinuousClock.now < deadline, !giveUp() else {
@@ -238,12 +239,11 @@ final class ProcessCoordinator: @unchecked Sendable {
         let path = CachePath(directory: nil, name: Self.fileName)
         let display = fileSystem.displayPath(path)
         let fresh = try fileSystem.openForUpdate(path)
-        defer { close(fresh) }
+        defer { SystemCalls.close(fresh) }
         let info = try Self.grow(fresh, display)
         // The old file's lock goes with it; the lock is not held here.
-        guard dup2(fresh, descriptor) >= 0 else { throw .last("dup2", display) }
-        let mapped = mmap(mapping, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
-        guard let mapped, mapped != MAP_FAILED, mapped == mapping else { throw .last("mmap", display) }
+        guard SystemCalls.dup2(fresh, descriptor) >= 0 else { throw .last("dup2", display) }
+        guard SystemCalls.mapShared(descriptor, Self.fileSize, replacing: mapping) else { throw .last("mmap", display) }
         number = FileID(info)
     }
 
@@ -253,9 +253,9 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// - Returns: the file's facts, its size at least ``fileSize``.
     private static func grow(_ descriptor: Int32, _ display: String) throws(SystemError) -> stat {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
+        guard SystemCalls.fstat(descriptor, &info) == 0 else { throw .last("fstat", display) }
         if Int(info.st_size) < fileSize {
-            guard ftruncate(descriptor, off_t(fileSize)) == 0 else { throw .last("ftruncate", display) }
+            guard SystemCalls.ftruncate(descriptor, off_t(fileSize)) == 0 else { throw .last("ftruncate", display) }
             info.st_size = off_t(fileSize)
         }
         return info
@@ -263,7 +263,7 @@ final class ProcessCoordinator: @unchecked Sendable {
 
     /// Releases the write lock.
     func unlock() {
-        flock(descriptor, LOCK_UN)
+        SystemCalls.flock(descriptor, LOCK_UN)
     }
 
     /// Counts one more batch that changed the disk. Call while holding the lock, or right

@@ -45,7 +45,7 @@ struct SharedWords: @unchecked Sendable {
         appcache_load_acquire(base + index)
         #else
         var value: UInt64 = 0
-        _ = pread(descriptor, &value, 8, off_t(index * 8))
+        _ = SystemCalls.pread(descriptor, &value, 8, off_t(index * 8))
         return value
         #endif
     }
@@ -57,7 +57,7 @@ struct SharedWords: @unchecked Sendable {
         appcache_store_release(base + index, value)
         #else
         var value = value
-        _ = pwrite(descriptor, &value, 8, off_t(index * 8))
+        _ = SystemCalls.pwrite(descriptor, &value, 8, off_t(index * 8))
         #endif
     }
 

@@ -77,17 +77,17 @@ struct PackFile: Sendable {
             return nil
         }
         guard let held else { return nil }
-        defer { close(held) }
+        defer { SystemCalls.close(held) }
         let flags = writable ? O_RDWR | O_APPEND | O_CREAT : O_RDONLY
         for attempt in 0..<2 {
-            let descriptor = openat(held, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            let descriptor = SystemCalls.openat(held, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
             var info = stat()
             if descriptor >= 0 {
-                if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                if SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
                     if writable { fileSystem.protection?.apply(toDescriptor: descriptor) }
                     return (PackFile(descriptor: descriptor, number: FileID(info), isWritable: writable), Int(clamping: info.st_size))
                 }
-                close(descriptor)
+                SystemCalls.close(descriptor)
             } else if errno == ENOENT {
                 return nil
             }
@@ -96,7 +96,7 @@ struct PackFile: Sendable {
                 // A directory planted where the pack belongs: ours to clear, following no link
                 // inside it.
                 var planted = stat()
-                guard fstatat(held, name, &planted, AT_SYMLINK_NOFOLLOW) == 0, planted.st_mode & S_IFMT == S_IFDIR else { break }
+                guard SystemCalls.fstatat(held, name, &planted) == 0, planted.st_mode & S_IFMT == S_IFDIR else { break }
                 try fileSystem.removeTree(in: held, name, display)
                 fileSystem.onDamage(display, "a directory where the pack belongs")
             }
@@ -111,7 +111,7 @@ struct PackFile: Sendable {
     static func current(in directory: String, fileSystem: FileSystem) -> (number: FileID, size: Int)? {
         var info = stat()
         let relative = directory + "/" + name
-        guard fstatat(fileSystem.version.descriptor, relative, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard SystemCalls.fstatat(fileSystem.version.descriptor, relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             return nil
         }
         return (FileID(info), Int(clamping: info.st_size))
@@ -284,7 +284,7 @@ struct PackFile: Sendable {
         guard let base = buffer.baseAddress else { return 0 }
         var filled = 0
         while filled < count {
-            let got = pread(descriptor, base + filled, count - filled, off_t(offset + filled))
+            let got = SystemCalls.pread(descriptor, base + filled, count - filled, off_t(offset + filled))
             if got < 0 && errno == EINTR { continue }
             if got <= 0 { return got < 0 ? -1 : filled }
             filled += got

@@ -161,7 +161,7 @@ final class PackTable: Sendable {
             if case .damaged(let reason) = slot.stop { damage = reason }
             // A crash's torn append, or damage: the disk index may count what is cut here.
             noteSurprise()
-            guard ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
+            guard SystemCalls.ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
             slot.size = slot.index.end
             slot.stop = .end
         }
@@ -182,7 +182,7 @@ final class PackTable: Sendable {
         } catch {
             // A partial append is not whole records: cut it off now rather than leave it
             // for the next writer.
-            _ = ftruncate(file.descriptor, off_t(slot.index.end))
+            _ = SystemCalls.ftruncate(file.descriptor, off_t(slot.index.end))
             throw error
         }
         var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
@@ -196,8 +196,8 @@ final class PackTable: Sendable {
             // Nothing live is left: the pack is only dead records, which nothing counts or
             // reads. It goes (a reader holding it open still reads it whole).
             if let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) {
-                unlinkat(held, PackFile.name, 0)
-                close(held)
+                SystemCalls.unlinkat(held, PackFile.name, 0)
+                SystemCalls.close(held)
             }
             slot = Slot()
         }
@@ -251,11 +251,11 @@ final class PackTable: Sendable {
         let version = fileSystem.version.descriptor
         let temporaryDisplay = fileSystem.versionPath + "/" + temporaryName
         try fileSystem.inject(.createFile, temporaryDisplay)
-        let descriptor = openat(version, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = SystemCalls.openat(version, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .last("open", temporaryDisplay) }
         var renamed = false
         defer {
-            if !renamed { unlinkat(version, temporaryName, 0) }
+            if !renamed { SystemCalls.unlinkat(version, temporaryName, 0) }
         }
         fileSystem.protection?.apply(toDescriptor: descriptor)
         var compacted = PackIndex()
@@ -274,25 +274,25 @@ final class PackTable: Sendable {
                 compacted.apply(record, at: compacted.end)
             }
             var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
+            guard SystemCalls.fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
             guard let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else {
                 throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory)))
             }
-            defer { close(held) }
+            defer { SystemCalls.close(held) }
             try fileSystem.inject(.rename, fileSystem.displayPath(PackFile.path(in: directory)))
-            guard renameat(version, temporaryName, held, PackFile.name) == 0 else {
+            guard SystemCalls.renameat(version, temporaryName, held, PackFile.name) == 0 else {
                 throw .last("rename", fileSystem.displayPath(PackFile.path(in: directory)))
             }
             renamed = true
             // The new pack is the one open for reading and appending from now on.
-            _ = fcntl(descriptor, F_SETFL, O_APPEND)
+            _ = SystemCalls.fcntl(descriptor, F_SETFL, O_APPEND)
             slot.file = PackFile(descriptor: descriptor, number: FileID(info), isWritable: true)
             slot.index = compacted
             slot.size = compacted.end
             slot.stop = .end
             slots[directory] = slot
         } catch {
-            close(descriptor)
+            SystemCalls.close(descriptor)
             throw error
         }
     }
