@@ -56,4 +56,46 @@ struct SystemCallTests {
         print("[\(items)]: \(perWrite) system calls per write-through: \(names.sorted { $0.key < $1.key })")
         #expect(names["openat"] == nil && names["renameat"] == nil && names["close"] == nil, "no file opened, renamed or closed per write")
     }
+
+    /// The calls on files the in-memory probe makes between its markers, by any thread
+    /// (Foundation's UUIDs read /dev/urandom, which is no cache file); `onDisk`: the same work
+    /// with a cache on disk.
+    private func fileCalls(onDisk: Bool) async throws -> [Substring] {
+        let scratch = try ExampleTests.Scratch()
+        let log = scratch.url.appending(path: "trace").path(percentEncoded: false)
+        let torture = ExampleProgram.productsDirectory.appending(path: "appcache-torture").path(percentEncoded: false)
+        let traced = ExampleProgram(name: "strace", executable: URL(filePath: try #require(Self.strace)))
+        let run = try await traced.run(
+            ["-f", "-o", log, torture, "--child", "in-memory-probe", "--root", scratch.cacheRoot, "--items", "200"] + (onDisk ? ["--on-disk", "1"] : []),
+            scratch: scratch.url)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(!run.standardOutput.contains("VIOLATION"), "\(run.standardOutput)")
+        #expect(FileManager.default.fileExists(atPath: scratch.cacheRoot) == onDisk, "nothing under the root unless on disk")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let begin = try #require(lines.firstIndex { $0.contains("\"probe-begin\"") })
+        let end = try #require(lines.firstIndex { $0.contains("\"probe-end\"") })
+        // Calls that name, list, lock, size, sync, or read or write a file at an offset.
+        let names: Set = [
+            "open", "openat", "creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir",
+            "stat", "lstat", "newfstatat", "fstatat64", "statx", "access", "faccessat", "faccessat2", "getdents64", "flock",
+            "ftruncate", "truncate", "pread64", "pwrite64", "fsync", "fdatasync", "utimensat", "fcntl",
+        ]
+        return lines[(begin + 1)..<end].compactMap { line -> Substring? in
+            // "12345 openat(...)": the thread's id, then the call.
+            let call: Substring = line.drop(while: { $0 == " " }).drop(while: { $0 != " " }).drop(while: { $0 == " " })
+            guard let name = call.split(separator: "(").first, names.contains(String(name)), call.range(of: "\"/dev/urandom\"") == nil else {
+                return nil
+            }
+            return call
+        }
+    }
+
+    @Test(
+        .enabled(if: strace != nil, "strace is not installed"), .disabled(if: isThreadSanitized, "the probe is built for ThreadSanitizer"))
+    func anInMemoryCacheMakesNoFile() async throws {
+        let onDisk = try await fileCalls(onDisk: true)
+        #expect(onDisk.count > 50, "on disk the same work is seen making its files: \(onDisk.count) calls")
+        let inMemory = try await fileCalls(onDisk: false)
+        #expect(inMemory.isEmpty, "\(inMemory.prefix(10))")
+    }
 }
