@@ -162,6 +162,14 @@ extension AppCache {
         /// background task, termination flushes. On by default; has no effect on Linux.
         public var observesApplicationLifecycle = true
 
+        /// Whether the cache writes its events to the system log (Apple platforms): each
+        /// ``CacheEvent`` as a debug message (problems as errors) and signposts around fetches,
+        /// decodes and disk batches, under the subsystem `net.appcache` and the root's name as
+        /// the category, so that Console and Instruments show them. Off by default (a message
+        /// per read adds up); on Linux there is no system log, and ``AppCache/events`` is the
+        /// way. See <doc:SeeingInside>.
+        public var logsToSystem = false
+
         /// The data protection class of the archives and the index the cache writes, on iOS,
         /// tvOS, watchOS and visionOS.
         ///

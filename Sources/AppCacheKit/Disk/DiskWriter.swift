@@ -50,6 +50,9 @@ final class DiskWriter: Sendable {
         /// Called under the writer's lock when the batch changed the disk: the change count
         /// before the batch and after it.
         var didChange: @Sendable (_ before: UInt64, _ after: UInt64) -> Void
+        /// Called after the batch, with no lock held, with the collections the disk budget
+        /// removed in it.
+        var didEvictForBudget: @Sendable (_ collections: [ArchiveKey]) -> Void = { _ in }
     }
 
     /// Reads gathered before they are written to the journal in a batch of their own.
@@ -132,6 +135,8 @@ final class DiskWriter: Sendable {
     ) throws -> Result {
         guard gate.enter() else { throw suspended() }
         defer { gate.leave() }
+        var evicted: [ArchiveKey] = []
+        defer { if !evicted.isEmpty { hooks.didEvictForBudget(evicted) } }
         return try ledger.withLock { held in
             let reopened: Bool
             do throws(SystemError) {
@@ -188,6 +193,8 @@ final class DiskWriter: Sendable {
                 if announces { coordinator.announceChange() }
                 problems += batch.ledger.problems
                 batch.ledger.problems = []
+                evicted = batch.ledger.evictedForBudget
+                batch.ledger.evictedForBudget = []
                 held = batch.ledger
             }
             return try body(&batch)

@@ -50,6 +50,8 @@ struct JournalLedger {
     private(set) var records: [DiskIndex.Record] = []
     /// Problems to report once the locks are released.
     var problems: [AppCacheError] = []
+    /// The collections the budget removed in this batch (for ``CacheEvent/EvictionReason/diskBudget``).
+    var evictedForBudget: [ArchiveKey] = []
     /// The journal's size after this batch's last append (0: not appended to yet).
     private var journalSize = 0
     /// Whether this batch changed (or found changed) an archive: other processes must then
@@ -423,8 +425,11 @@ struct JournalLedger {
         while usage() > limit {
             if let total = index?.totalBytes, total > limit, let victim = index?.nextVictim {
                 announce([.willChange(path: victim.path, temporaryName: FileSystem.temporaryName())])
+                // Named from its header before it goes: the index knows paths only.
+                let named = store.summary(at: victim.path)
                 do {
                     try store.removeFile(at: victim.path)
+                    if case .summary(let summary) = named { evictedForBudget.append(summary.archiveKey) }
                 } catch {
                     var failure = error
                     failure.message = "An archive could not be removed to keep within the disk budget."

@@ -110,6 +110,8 @@ final class Outbox: Sendable {
         }
         guard let found else { return false }
         let kind = state.withLock { $0.kinds[found.name] }
+        store.events.record(
+            .mutationRejected(name: found.name, id: id, message: "dropped by the app"), cacheName: kind?.cacheName, key: found.key, user: store.user)
         didChange(cacheName: kind?.cacheName ?? Outbox.observerName, key: found.key, everyKey: kind?.isByID ?? false)
         signal.fire()
         return true
@@ -167,6 +169,7 @@ final class Outbox: Sendable {
             }
         }
         didChange(cacheName: info.cacheName, key: mutation.key, everyKey: mutation is any ItemMutation)
+        store.events.record(.mutationEnqueued(name: name, id: entry.id), cacheName: info.cacheName, key: mutation.key, user: store.user)
         sender.start(for: self)
         signal.fire()
         return entry.id

@@ -79,6 +79,8 @@ final class OutboxSender: Sendable {
             }
         }
         let outcome: SendOutcome
+        let events = outbox.store.events
+        events.record(.mutationSent(name: job.kind.name, id: job.id), cacheName: job.kind.cacheName, key: job.key, user: job.session.user)
         do {
             try await job.kind.send?(job.mutation, job.id)
             outcome = .accepted
@@ -224,8 +226,12 @@ final class OutboxSender: Sendable {
                     }
                 }
                 try markDone(job, in: outbox)
-            case .rejected:
+                store.events.record(.mutationAccepted(name: job.kind.name, id: job.id), cacheName: job.kind.cacheName, key: job.key, user: user)
+            case .rejected(let rejection):
                 try markDone(job, in: outbox)
+                store.events.record(
+                    .mutationRejected(name: job.kind.name, id: job.id, message: "\(rejection)"), cacheName: job.kind.cacheName, key: job.key,
+                    user: user)
             case .failed(let error):
                 try noteError(String(describing: error), of: job.id, user: user, in: outbox)
                 backOff(outbox)

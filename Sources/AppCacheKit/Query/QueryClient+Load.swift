@@ -141,7 +141,7 @@ extension QueryClient {
         retry: RetryPolicy = .none, fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
         let result: FetchResult<Model>
-        switch await retry.unlessOff(store.configuration).run(network: network, timers: store.configuration.timers, { try await fetch(validators) }) {
+        switch await runFetch(Model.self, key: key, user: session.user, retry: retry, { try await fetch(validators) }) {
         case .success(let fetched): result = fetched
         case .failure(let error): return .failed(error)
         case nil: return .cancelled

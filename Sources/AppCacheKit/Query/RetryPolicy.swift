@@ -82,7 +82,8 @@ public struct RetryPolicy: Sendable {
     /// - Returns: the operation's value or its last error; `nil` when the calling task was
     ///   cancelled (nobody waits for the answer).
     func run<Value: Sendable>(
-        network: NetworkSignal, timers: CacheTimers = .system, _ operation: () async throws -> Value
+        network: NetworkSignal, timers: CacheTimers = .system, onRetry: (_ attempt: Int, _ delay: Duration) -> Void = { _, _ in },
+        _ operation: () async throws -> Value
     ) async -> Swift.Result<Value, any Error>? {
         var failures = 0
         while true {
@@ -99,7 +100,9 @@ public struct RetryPolicy: Sendable {
                 }
                 failures += 1
                 guard failures < maxAttempts, retryIf(error) else { return .failure(error) }
-                await timers.sleep(for: delay(afterFailures: failures, fraction: .random(in: 0...1)))
+                let wait = delay(afterFailures: failures, fraction: .random(in: 0...1))
+                onRetry(failures, wait)
+                await timers.sleep(for: wait)
                 if Task.isCancelled { return nil }
             }
         }

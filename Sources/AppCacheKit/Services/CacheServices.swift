@@ -21,15 +21,26 @@ final class CacheServices: Sendable {
     let queries: QueryClient
     /// The `diagnostics` of every instance using these services.
     let diagnostics: DiagnosticsHub
+    /// Where the events of every service go.
+    let events: CacheEventHub
 
     private init(configuration: AppCache.Configuration) throws {
         let diagnostics = DiagnosticsHub()
         self.diagnostics = diagnostics
+        let events = CacheEventHub(
+            now: configuration.now,
+            systemLog: configuration.logsToSystem ? SystemLog.make(category: configuration.rootDirectory.lastPathComponent) : nil)
+        self.events = events
         // Three services, wired by three callbacks: the store's and the outbox's changes reach
         // the streams; the watcher (another process or instance changed the disk) wakes them
         // and follows the signed-in user; the network back sends the outbox.
         let observers = ChangeObservers()
-        let store = try CollectionStore(configuration: configuration, diagnose: diagnostics.deliver) { cacheName, key in
+                // Every problem is an event too.
+        let diagnose: @Sendable (AppCacheError) -> Void = { problem in
+            events.record(.problemFound(problem.code), cacheName: problem.cacheName, key: problem.key, user: nil)
+            diagnostics.deliver(problem)
+        }
+        let store = try CollectionStore(configuration: configuration, events: events, diagnose: diagnose) { cacheName, key in
             if let cacheName { observers.notify(cacheName: cacheName, key: key) } else { observers.notifyAll() }
         }
         self.store = store
@@ -97,6 +108,7 @@ final class CacheServices: Sendable {
         var simulatedFileOperationDelay: Duration?
         /// Instances on different test clocks keep services of their own.
         var clock: ObjectIdentifier?
+        var logsToSystem: Bool
 
         init?(_ configuration: AppCache.Configuration) {
             guard configuration.sharesServices, configuration.faults == nil else { return nil }
@@ -117,6 +129,7 @@ final class CacheServices: Sendable {
             followsSignedInUser = configuration.followsSignedInUser
             simulatedFileOperationDelay = configuration.simulatedFileOperationDelay
             clock = configuration.clock.map(ObjectIdentifier.init)
+            logsToSystem = configuration.logsToSystem
         }
     }
 }

@@ -25,7 +25,9 @@ extension CollectionStore {
     func withDiskWrites<Result>(_ body: (inout DiskWriter.Batch) throws -> Result) throws -> Result {
         var problems: [AppCacheError] = []
         var changed = false
+        let interval = events.systemLog?.begin("disk batch", disk.store.layout.versionDirectoryName)
         defer {
+            if let interval { events.systemLog?.end(interval) }
             // What this batch's wipes moved out of view (at its start, or before a write).
             let trashes = state.withLock { state in
                 defer { state.trashesToDelete = [] }

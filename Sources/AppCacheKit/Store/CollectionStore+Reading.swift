@@ -69,7 +69,9 @@ extension CollectionStore {
     /// are applied on the slow path.
     @usableFromInline
     func memoryHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
-        memoryLookup(type, key, unlessPending: true) { memory, key in memory.hit(key) }
+        let hit = memoryLookup(type, key, unlessPending: true) { memory, key in memory.hit(key) }
+        if hit != nil { recordMemoryHit(type, key) }
+        return hit
     }
 
     /// The memory layer's answer as a read shows it, with the pending changes applied: the
@@ -79,7 +81,7 @@ extension CollectionStore {
     @usableFromInline
     func shownHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
         let change = disk.changeCount
-        return state.withLock { state in
+        let hit = state.withLock { state -> MemoryHit? in
             guard change == state.syncedChange else { return nil }
             let memoryKey = MemoryKey(type: type, key: key, user: state.userSlot)
             guard state.pending.touches(type, change: change, slot: state.userSlot) else { return state.memory.hit(memoryKey) }
@@ -89,6 +91,8 @@ extension CollectionStore {
             else { return nil }
             return state.memory.hit(memoryKey) { MemoryHit($0, showing: overlay.shown) }
         }
+        if hit != nil { recordMemoryHit(type, key) }
+        return hit
     }
 
     /// Keeps what a read showed of `user`'s collection of `type` under `key` (`shown`, made from
@@ -144,7 +148,8 @@ extension CollectionStore {
         if let (memoryKey, entry) = found {
             let hit = MemoryHit(entry)
             guard hit.expires, hit.expiry <= configuration.now() else {
-                state.withLock { $0.memory.countHit() }
+                state.withLock { $0.memory.countHit(memoryKey) }
+                recordMemoryHit(id, key)
                 return StoredCollection(
                     items: hit.items.items(as: Model.self), cachedDate: hit.cachedDate, isPinned: entry.isPinned, record: entry.record,
                     fromDisk: false)
@@ -152,9 +157,13 @@ extension CollectionStore {
             // Expired: it goes from memory here, and from disk below.
             state.withLock { $0.memory.remove(memoryKey, generation: entry.generation) }
             if !disk.isReadOnly { try removeArchive(at: entry.path, ifStill: entry.diskIdentity, key: archiveKey) }
+            record(.evicted(.expired), archiveKey)
+            record(.miss, archiveKey)
             return nil
         }
-        return try load(Model.self, key: key, archiveKey: archiveKey, context: context)
+        let loaded = try load(Model.self, key: key, archiveKey: archiveKey, context: context)
+        if loaded == nil { record(.miss, archiveKey) }
+        return loaded
     }
 
     /// The current user's collection of `Model` under `key` with what the store knows of it
@@ -350,10 +359,17 @@ extension CollectionStore {
         guard !isRemoved(path) else { return nil }
         let versions = ReadableVersions(of: Model.self)
         // The payload is decoded where it was read, in the read's own buffer.
+        var decodeTime: Duration?
         let read = try disk.store.read(at: path, forKey: archiveKey, versions: versions, change: disk.changeCount) {
             record, payload in
-            ReadArchive(record: record, decoded: decode(Model.self, payload, of: record), payloadSize: payload.count)
+            let interval = events.systemLog?.begin("decode", archiveKey.cacheName)
+            let started = ContinuousClock.now
+            let decoded = decode(Model.self, payload, of: record)
+            decodeTime = ContinuousClock.now - started
+            if let interval { events.systemLog?.end(interval) }
+            return ReadArchive(record: record, decoded: decoded, payloadSize: payload.count)
         }
+        if let decodeTime { record(.decoded(duration: decodeTime), archiveKey) }
         // What the read met on the way (damage skipped in a pack, a planted file) is told now.
         reports.deliver(to: diagnose)
         var record: ArchiveRecord
@@ -383,6 +399,7 @@ extension CollectionStore {
             switch found.decoded {
             case .expired:
                 if !disk.isReadOnly { try removeArchive(at: path, ifStill: identity, key: archiveKey) }
+                self.record(.evicted(.expired), archiveKey)
                 return nil
             case .unknownCodec(let number):
                 discard(
@@ -413,6 +430,7 @@ extension CollectionStore {
             }
         }
         if upgraded {
+            self.record(.diskHit(bytes: payloadSize), archiveKey)
             return storeUpgraded(
                 items.items(as: Model.self), of: record, key: key, archiveKey: archiveKey, path: path, identity: identity, context: context,
                 mutationsBeforeRead: mutationsBeforeRead)
@@ -435,6 +453,7 @@ extension CollectionStore {
                 ifUnchangedSince: mutationsBeforeRead)
         }
         spillInBackground(spills)
+        self.record(.diskHit(bytes: payloadSize), archiveKey)
         return loaded
     }
 
@@ -448,6 +467,7 @@ extension CollectionStore {
         context: MissContext, mutationsBeforeRead: UInt64
     ) -> StoredCollection<Model> {
         recordUse(of: path)
+        self.record(.upgraded(fromSchemaVersion: String(old.schemaVersion)), archiveKey)
         let loaded = StoredCollection(items: items, cachedDate: old.cachedDate, isPinned: old.isPinned, record: old, fromDisk: true)
         guard !disk.isReadOnly, let encoded = try? configuration.payloadCodec.encode(items) else { return loaded }
         var record = ArchiveRecord(
@@ -561,6 +581,12 @@ extension CollectionStore {
             userDirectory: CacheLayout.userDirectoryName(user), cacheName: cacheName, key: keys,
             milliseconds: Milliseconds.moment(configuration.now()))
         try withDiskWrites { batch in try InvalidationLog.record(record, in: &batch) }
+        let key: String? = switch keys {
+        case .exactly(let key): key
+        case .prefix(let prefix): prefix + "*"
+        case .defaultCollection, .any: nil
+        }
+        events.record(.invalidated, cacheName: cacheName, key: key, user: user)
     }
 }
 

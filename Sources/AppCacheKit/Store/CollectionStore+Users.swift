@@ -15,7 +15,11 @@ extension CollectionStore {
             return previous
         }
         guard let previous else { return false }
-        let keys = state.withLock { $0.memory.evictAll(user: previous) }
+        let keys = state.withLock { state in
+            defer { _ = state.memory.takeEvicted() }  // Moved out of the way, not evicted for room.
+            return state.memory.evictAll(user: previous)
+        }
+        events.record(.userSwitched, cacheName: nil, key: nil, user: user)
         onChange(nil, nil)
         if recording, !disk.isReadOnly, keys.isEmpty {
             // No spill to carry the record: a batch of its own, on the write-back thread.
@@ -43,16 +47,20 @@ extension CollectionStore {
             if user != nil, state.user == user { state.sessions.switchUser(to: nil) }
             return [user]
         }
+        events.record(.userRemoved, cacheName: nil, key: nil, user: user)
     }
 
     /// Removes the current user's collections and switches to the shared space (see
     /// ``AppCache/signOut(removingData:)``).
     func removeCurrentUser() throws {
+        var removed: String?
         try wipe { state in
             guard let previous = state.user else { return [] }
             state.sessions.switchUser(to: nil)
+            removed = previous
             return [previous]
         }
+        if let removed { events.record(.userRemoved, cacheName: nil, key: nil, user: removed) }
     }
 
     /// Removes every collection of some users: from memory and from every read of every

@@ -36,6 +36,12 @@ extension CollectionStore {
     /// disk. Until written they stay in memory, answering reads; a write that fails is
     /// reported to `diagnostics` and retried by the write-back timer and every flush.
     func spillInBackground(_ keys: [MemoryKey]) {
+        let observed = events.isObserved
+        let evicted = state.withLock { state in
+            state.memory.notesEvictions = observed
+            return state.memory.takeEvicted()
+        }
+        recordEvictions(evicted, .memoryLimit)
         guard !keys.isEmpty, writeBack.claimSpill() else { return }
         writeBack.queue.async { [weak self] in
             guard let self else { return }
@@ -135,6 +141,8 @@ extension CollectionStore {
             switch result {
             case .success(let identity):
                 written.append((key, entry.generation, identity))
+                record(.written(bytes: entry.record.payload.count), entry.archiveKey)
+                if spilled { record(.spilled(bytes: entry.record.payload.count), entry.archiveKey) }
             case .failure(var error):
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)

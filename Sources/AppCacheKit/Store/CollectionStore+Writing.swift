@@ -92,6 +92,7 @@ extension CollectionStore {
                     // A dirty copy waiting in memory for that user is older than these items.
                     state.withLock { $0.memory.remove(entry.archiveKey) }
                     let identity = try batch.write(record, forKey: entry.archiveKey, at: entry.path)
+                    self.record(.written(bytes: record.payload.count), entry.archiveKey)
                     entry.diskIdentity = identity
                     state.withLock { noteWrite(for: session?.user, identity: identity, &$0) }
                     return true
@@ -100,6 +101,7 @@ extension CollectionStore {
                     if let archive, batch.facts(of: entry!.path)?.identity != archive.identity { throw WriteConflict() }
                     if writeThrough {
                         let identity = try batch.write(record, forKey: entry!.archiveKey, at: entry!.path)
+                        self.record(.written(bytes: record.payload.count), entry!.archiveKey)
                         entry!.diskIdentity = identity
                     }
                     let identity = entry!.diskIdentity

@@ -29,18 +29,22 @@ final class CollectionStore: Sendable {
     /// Told of every problem the store finds, with no lock held (every instance's
     /// `diagnostics`).
     let diagnose: @Sendable (AppCacheError) -> Void
+    /// Where the store's events and counts go (shared with the query client and the outbox).
+    let events: CacheEventHub
 
     /// Opens the disk (see ``AppCache/init(configuration:)`` for what that does and throws)
     /// with an empty memory layer.
     ///
     /// - Parameters:
+    ///   - events: where events and counts go.
     ///   - diagnose: told of every problem, with no lock held.
     ///   - onChange: told of every change, with no lock held.
     init(
-        configuration: AppCache.Configuration, diagnose: @escaping @Sendable (AppCacheError) -> Void,
+        configuration: AppCache.Configuration, events: CacheEventHub, diagnose: @escaping @Sendable (AppCacheError) -> Void,
         onChange: @escaping @Sendable (_ cacheName: String?, _ key: String?) -> Void
     ) throws {
         self.configuration = configuration
+        self.events = events
         self.diagnose = diagnose
         self.onChange = onChange
         let reports = ProblemReports()
@@ -63,7 +67,7 @@ final class CollectionStore: Sendable {
         let disk = try DiskWriter(
             store: store, diskByteLimit: configuration.diskByteLimit, isAppExtension: configuration.isAppExtension,
             lockTimeout: configuration.lockTimeout,
-            gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state))
+            gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state, events: events))
         self.disk = disk
         let change = disk.changeCount
         state.withLock { state in
@@ -205,7 +209,7 @@ final class CollectionStore: Sendable {
     /// checked again after a purge or another process's change, and this process's own change
     /// leaves memory in agreement with the disk (it updated the entries it wrote), unless
     /// someone else's came between. Reads served from memory count as uses for the budget.
-    static func hooks(_ state: Locked<StoreState>) -> DiskWriter.Hooks {
+    static func hooks(_ state: Locked<StoreState>, events: CacheEventHub) -> DiskWriter.Hooks {
         DiskWriter.Hooks(
             didLock: { reopened, change in
                 state.withLock { state in
@@ -224,6 +228,9 @@ final class CollectionStore: Sendable {
                     if state.syncedChange == before { state.syncedChange = after }
                     state.itemIndex.didChange(from: before, to: after)
                 }
+            },
+            didEvictForBudget: { collections in
+                for key in collections { events.record(.evicted(.diskBudget), cacheName: key.cacheName, key: key.key, user: key.user) }
             })
     }
 }

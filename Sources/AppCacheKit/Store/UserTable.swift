@@ -35,6 +35,13 @@ struct UserTable {
     /// The number memory keys use for `user`; `nil` when memory has never held any of theirs.
     func slot(of user: String?) -> Int? { slots[user] }
 
+    /// The user interned as `slot` (`.some(nil)` for the shared space); `nil` when none is.
+    ///
+    /// - Complexity: O(u), u the users known.
+    func user(ofSlot slot: Int) -> String?? {
+        slots.first { $0.value == slot }.map(\.key)
+    }
+
     /// Whether `session`'s user still has the data the session was taken with.
     func holds(_ session: CacheSession) -> Bool {
         session.removalsOfAll == removalsOfAll && session.removals == removals[session.user] ?? 0

@@ -106,6 +106,9 @@ struct MemoryEntry {
     private var storedDetails: Details
     /// The validation epoch in the low 31 bits, whether a read was served in the top one.
     private var epochAndReadMark: UInt32 = 0
+    /// Reads served from this entry (``CacheStatistics``); in the padding after the epoch, so
+    /// an entry takes no more memory for it.
+    var hits: UInt32 = 0
 
     /// - Parameter encodedSize: the size of the items' payload when `record` does not hold it
     ///   (a clean collection read from its archive); `nil`: the record's payload's.

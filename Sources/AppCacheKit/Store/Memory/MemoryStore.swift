@@ -43,6 +43,13 @@ struct MemoryStore {
     private(set) var hits = 0
     private(set) var misses = 0
     private(set) var spills = 0
+    /// Memory hits of entries that have left (and of detached ones), by key, for
+    /// ``CacheStatistics``; the entries in memory count their own (``MemoryEntry/hits``).
+    private var retiredHits: [MemoryKey: UInt64] = [:]
+    /// Whether evictions are kept in ``evicted`` (someone observes the events).
+    var notesEvictions = false
+    /// The keys evicted since ``takeEvicted()``, while ``notesEvictions``.
+    private var evicted: [MemoryKey] = []
 
     init(byteLimit: Int, entryLimit: Int, tracksReads: Bool = false) {
         self.byteLimit = byteLimit
@@ -75,14 +82,21 @@ struct MemoryStore {
     mutating func hit<Answer>(_ key: MemoryKey, _ answer: (inout MemoryEntry) -> Answer) -> Answer? {
         let epoch = epoch
         let tracksReads = tracksReads
+        var saturated = false
         let found = lru.updatingValue(forKey: key) { entry -> Answer? in
             guard entry.epoch == epoch else { return nil }
             if tracksReads { entry.wasReadSinceRecorded = true }
+            if entry.hits == .max {
+                saturated = true
+                entry.hits = 0
+            }
+            entry.hits &+= 1
             return answer(&entry)
         }
         switch found {
         case .some(.some(let hit)):
             hits += 1
+            if saturated { retiredHits[key, default: 0] += UInt64(UInt32.max) }
             return hit
         case .some(.none):
             return nil
@@ -90,6 +104,7 @@ struct MemoryStore {
             if var entry = detached[key] {
                 guard entry.epoch == epoch else { return nil }
                 hits += 1
+                retiredHits[key, default: 0] += 1
                 return answer(&entry)
             }
             misses += 1
@@ -99,8 +114,31 @@ struct MemoryStore {
     }
 
     /// Counts a hit the caller served after checking the entry.
-    mutating func countHit() {
+    mutating func countHit(_ key: MemoryKey) {
         hits += 1
+        retiredHits[key, default: 0] += 1
+    }
+
+    /// The memory hits of every collection since the store opened, by key.
+    ///
+    /// - Complexity: O(n) in the entries and the keys ever hit.
+    var hitCounts: [MemoryKey: UInt64] {
+        var counts = retiredHits
+        for (key, entry) in lru.elementsFromMostRecent where entry.hits > 0 {
+            counts[key, default: 0] += UInt64(entry.hits)
+        }
+        return counts
+    }
+
+    /// The keys evicted since the last call (while ``notesEvictions``).
+    mutating func takeEvicted() -> [MemoryKey] {
+        defer { evicted = [] }
+        return evicted
+    }
+
+    /// Keeps the hits of an entry that leaves.
+    private mutating func retire(_ key: MemoryKey, _ entry: MemoryEntry) {
+        if entry.hits > 0 { retiredHits[key, default: 0] += UInt64(entry.hits) }
     }
 
     /// Starts a new validation epoch: every entry must be checked against its archive before
@@ -159,6 +197,7 @@ struct MemoryStore {
             // never also detached.)
             if owner == key, let (old, new) = lru.updatingValue(forKey: key, { stored -> (old: Facts, new: Facts) in
                 entry.inheritDiskIdentity(from: stored, checkedIn: epoch)
+                entry.hits = stored.hits
                 swap(&stored, &entry)
                 return ((entry.cost, entry.isDirty), (stored.cost, stored.isDirty))
             }) {
@@ -241,8 +280,11 @@ struct MemoryStore {
     /// - Returns: its key if it is now detached and must be written.
     @discardableResult
     mutating func evict(_ key: MemoryKey) -> MemoryKey? {
-        guard let entry = lru.removeValue(forKey: key) else { return detached[key] == nil ? nil : key }
+        guard var entry = lru.removeValue(forKey: key) else { return detached[key] == nil ? nil : key }
         lruBytes -= entry.cost
+        retire(key, entry)
+        if notesEvictions { evicted.append(key) }
+        entry.hits = 0
         guard entry.isDirty else {
             owners[entry.archiveKey] = nil
             return nil
@@ -402,6 +444,7 @@ struct MemoryStore {
     /// Forgets the entry for `key` wherever it is, dirty or not.
     private mutating func discard(_ key: MemoryKey) {
         if let entry = lru.removeValue(forKey: key) {
+            retire(key, entry)
             lruBytes -= entry.cost
             lruDirtyKeys.remove(key)
             owners[entry.archiveKey] = nil

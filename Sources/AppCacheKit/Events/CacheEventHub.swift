@@ -1,0 +1,116 @@
+import AppCacheAtomics
+import Foundation
+
+/// Where the cache's events go: the streams of ``AppCache/events``, the counters of
+/// ``AppCache/statistics()`` and, when asked, the system log.
+///
+/// Counting is always on (its sites are on the slow paths: disk reads, fetches, writes; memory
+/// hits count in their entries, see ``MemoryEntry/hits``). Delivery costs one atomic load when
+/// nobody observes: ``isObserved`` is checked before an event is made.
+///
+/// Thread safety: `Sendable`; its locks are held only to change a table or to hand an event to
+/// the streams, which never block.
+final class CacheEventHub: @unchecked Sendable {
+    /// The streams' continuations, by id.
+    private let observers = Locked<(next: UInt64, continuations: [UInt64: AsyncStream<CacheEvent>.Continuation])>((0, [:]))
+    /// How many observers there are (the system log counts as one): read on every hit, without
+    /// a lock. Written only under `observers`' lock.
+    private let observerCount: UnsafeMutablePointer<UInt64>
+    /// The counters, by collection.
+    private let counts = Locked<[CollectionName: CacheStatistics.Counts]>([:])
+    /// The system log, when the configuration asks for it.
+    let systemLog: SystemLog?
+    /// The cache's clock.
+    let now: @Sendable () -> Date
+    /// When counting began.
+    let since: Date
+
+    /// Which collection a count is of.
+    struct CollectionName: Hashable {
+        var cacheName: String
+        var key: String?
+        var user: String?
+    }
+
+    init(now: @escaping @Sendable () -> Date, systemLog: SystemLog?) {
+        self.now = now
+        self.systemLog = systemLog
+        since = now()
+        observerCount = .allocate(capacity: 1)
+        observerCount.initialize(to: systemLog == nil ? 0 : 1)
+    }
+
+    deinit {
+        observers.withLock { state in
+            for continuation in state.continuations.values { continuation.finish() }
+        }
+        observerCount.deallocate()
+    }
+
+    /// Whether anyone receives events.
+    ///
+    /// - Complexity: one atomic load.
+    @inline(__always)
+    var isObserved: Bool {
+        appcache_load_acquire(observerCount) != 0
+    }
+
+    /// A new stream of every event from now on, buffering the newest `limit` a slow reader has
+    /// not taken.
+    func stream(bufferingNewest limit: Int = 4096) -> AsyncStream<CacheEvent> {
+        let (stream, continuation) = AsyncStream<CacheEvent>.makeStream(bufferingPolicy: .bufferingNewest(limit))
+        let id = observers.withLock { state -> UInt64 in
+            state.next += 1
+            state.continuations[state.next] = continuation
+            appcache_store_release(observerCount, UInt64(state.continuations.count) + (systemLog == nil ? 0 : 1))
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.observers.withLock { state in
+                state.continuations[id] = nil
+                appcache_store_release(self.observerCount, UInt64(state.continuations.count) + (self.systemLog == nil ? 0 : 1))
+            }
+        }
+        return stream
+    }
+
+    /// Counts what `kind` counts for the collection and, when observed, delivers the event.
+    func record(_ kind: CacheEvent.Kind, cacheName: String?, key: String?, user: String?) {
+        if let cacheName, let update = Self.counting(kind) {
+            counts.withLock { update(&$0[CollectionName(cacheName: cacheName, key: key, user: user), default: .init()]) }
+        }
+        guard isObserved else { return }
+        deliver(CacheEvent(kind, cacheName: cacheName, key: key, user: user, date: now()))
+    }
+
+    /// Delivers `event` to every stream and the system log.
+    func deliver(_ event: CacheEvent) {
+        systemLog?.log(event)
+        let continuations = observers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    /// The counters so far, with the memory hits the store counts (by collection).
+    func statistics(memoryHits: [CollectionName: Int]) -> CacheStatistics {
+        var table = counts.withLock { $0 }
+        for (name, hits) in memoryHits { table[name, default: .init()].memoryHits += hits }
+        let collections = table.map { CacheStatistics.Collection(cacheName: $0.key.cacheName, key: $0.key.key, user: $0.key.user, counts: $0.value) }
+            .sorted { ($0.cacheName, $0.user ?? "", $0.key ?? "") < ($1.cacheName, $1.user ?? "", $1.key ?? "") }
+        return CacheStatistics(since: since, collections: collections)
+    }
+
+    /// What an event of `kind` adds to its collection's counts; `nil` for nothing.
+    private static func counting(_ kind: CacheEvent.Kind) -> ((inout CacheStatistics.Counts) -> Void)? {
+        switch kind {
+        case .diskHit(let bytes): { $0.diskHits += 1; $0.bytesRead += bytes }
+        case .miss: { $0.misses += 1 }
+        case .decoded(let duration): { $0.decodes += 1; $0.decodeTime += duration }
+        case .fetchStarted: { $0.fetches += 1 }
+        case .fetchNotModified: { $0.notModified += 1 }
+        case .fetchFailed: { $0.fetchFailures += 1 }
+        case .written(let bytes): { $0.bytesWritten += bytes }
+        default: nil
+        }
+    }
+}
