@@ -50,7 +50,7 @@ struct Fixture {
     ///     about archive files.
     init(
         prefix: String = "AppCacheKitTests", in base: URL = FileManager.default.temporaryDirectory,
-        layout: ArchiveLayout = .filePerCollection
+        layout: ArchiveLayout = .production
     ) throws {
         directory = try TemporaryDirectory(prefix: prefix, in: base)
         archiveLayout = layout
