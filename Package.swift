@@ -44,6 +44,8 @@ let package = Package(
             dependencies: ["AppCacheKit", "MenuModel", "AppCacheTestSupport"],
             exclude: ["Disk/Fixtures"]
         ),
+        // An app's tests of its own screens: the public API and the testing kit, nothing else.
+        .testTarget(name: "AppStyleTests", dependencies: ["AppCacheKit"]),
         .testTarget(
             name: "ExampleTests",
             // Depending on the executables makes `swift test` build them first.

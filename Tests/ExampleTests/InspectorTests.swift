@@ -69,13 +69,10 @@ struct InspectorTests {
     @Test func printsJSONWithStalenessAgainstTheThreshold() async throws {
         let scratch = try ExampleTests.Scratch()
         _ = try await ExampleProgram(name: "switch-user").run(["--root", scratch.cacheRoot], scratch: scratch.url)
-        // Bob's menu cached two hours ago (small archives are records of their user's pack, so
-        // the cache's clock dates it rather than a file's modification date).
-        var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: "bob")
-        configuration.writeBackDelay = .zero
-        configuration.flushesAtExit = false
-        let twoHoursAgo = Date().addingTimeInterval(-7200)
-        configuration.now = { twoHoursAgo }
+        // Bob's menu cached two hours ago, by a cache whose clock says so (small archives are
+        // records of their user's pack, dated by the cache's clock, not a file's date).
+        let twoHoursAgo = CacheClock(now: Date().addingTimeInterval(-7200))
+        let configuration = AppCache.Configuration.testing(rootDirectory: URL(filePath: scratch.cacheRoot), user: "bob", clock: twoHoursAgo)
         try AppCache(configuration: configuration).cacheItems(MenuItem.sampleMenu(count: 3))
 
         let result = try await inspect.run([scratch.cacheRoot, "--json", "--threshold", "3600"], scratch: scratch.url)

@@ -72,9 +72,10 @@ struct AppCacheTests {
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 2, seed: 9))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: FileNameTests.awkward)
     func awkwardKeysStayInsideTheUserDirectoryAndRoundTrip(_ key: String) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: key.count)], forKey: key)
         #expect(try cache.getCachedItems(Plain.self, forKey: key) == [Plain(value: key.count)])
@@ -83,8 +84,9 @@ struct AppCacheTests {
         #expect(files.allSatisfy { $0.hasPrefix("version-1/user-alice/") && $0.split(separator: "/").count == 3 })
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func keysDifferingOnlyInCaseAreDifferentCollections() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         let keys = ["Key", "key", "KEY", String(repeating: "🍣", count: 1000), String(repeating: "🍣", count: 999) + "🍤"]
         for (index, key) in keys.enumerated() {
@@ -99,11 +101,12 @@ struct AppCacheTests {
         #expect(Set(names.map { $0.lowercased() }).count == keys.count)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// Canonically equivalent keys are equal Swift strings, so they name one collection, in
     /// memory and on disk alike.
     @Test(arguments: [Fixture.Memory.diskOnly, .layer()])
     func canonicallyEquivalentKeysAreOneCollection(memory: Fixture.Memory) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: memory)
         try cache.cacheItems([Plain(value: 1)], forKey: "caf\u{e9}")
         try cache.cacheItems([Plain(value: 2)], forKey: "cafe\u{301}")
@@ -126,8 +129,9 @@ struct AppCacheTests {
         try cache.removeItems(MenuItem.self, forKey: "never cached")
     }
 
+    // Checks an archive file's permissions: each collection a file of its own.
     @Test func filesAndDirectoriesAreOwnerOnly() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let root = fixture.root.appending(path: "nested/cache")
         var configuration = fixture.configuration()
         configuration.rootDirectory = root

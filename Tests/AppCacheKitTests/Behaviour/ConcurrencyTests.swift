@@ -29,8 +29,9 @@ struct ConcurrencyTests {
         notes.isEmpty || Batch.isOneWrite(notes) { writer in 10 + writer }
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func readersOnlyEverSeeCompleteWrites() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         let keys = ["shared", "a", "b"]
         let torn = Locked(0)
@@ -85,8 +86,9 @@ struct ConcurrencyTests {
         }
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func switchingUsersWhileOthersWorkNeverMixesUsers() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(user: nil)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -158,10 +160,11 @@ struct MemoryConcurrencyTests {
         cache.store.state.withLock { $0.memory._checkInvariants() }
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// After any mix of operations and a final flush, memory and disk agree, and the last
     /// write of each key is what both hold.
     @Test func afterTheStormAFlushLeavesDiskEqualToMemory() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(bytes: 6_000, entries: 5, writeBackDelay: .milliseconds(2)))
         let keys = (0..<8).map { "k\($0)" }
         await withTaskGroup(of: Void.self) { group in

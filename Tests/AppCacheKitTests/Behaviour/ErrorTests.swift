@@ -18,6 +18,7 @@ struct ErrorTests {
         try fixture.openCache(faults: { step, _ in step == operation && armed.withLock { $0 } ? errorNumber : nil })
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: [
         (FileSystem.Operation.write, ENOSPC, AppCacheError.Code.noSpace),
         (FileSystem.Operation.write, EDQUOT, AppCacheError.Code.noSpace),
@@ -28,7 +29,7 @@ struct ErrorTests {
     func writeFailuresKeepThePreviousCollection(
         operation: FileSystem.Operation, errorNumber: Int32, code: AppCacheError.Code
     ) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let armed = Locked(false)
         let cache = try cacheWithFault(fixture, operation, errorNumber, armed: armed)
         try cache.cacheItems(MenuItem.sampleMenu(count: 3))
@@ -70,10 +71,11 @@ struct ErrorTests {
         #expect(error?.path == file.path(percentEncoded: false))
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// A root where no directory can be made fails `init`, with the cause named once, rather
     /// than a flush much later.
     @Test func anUnwritableRootFailsTheOpen() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         var configuration = fixture.configuration(faults: { step, _ in step == .makeDirectory ? EACCES : nil })
         configuration.rootDirectory = fixture.root.appending(path: "new-root")
         let error = expectAppCacheError { _ = try AppCache(configuration: configuration) }
@@ -84,9 +86,10 @@ struct ErrorTests {
         #expect(fixture.allFiles().isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// A user directory that cannot be made fails the write that needs it, with a clear code.
     @Test func anUnwritableUserDirectoryFailsTheWrite() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(faults: { step, path in step == .makeDirectory && path.hasSuffix("user-alice") ? EACCES : nil })
         #expect(try cache.getCachedItems(MenuItem.self) == nil)
         let error = expectAppCacheError { try cache.cacheItems(MenuItem.sampleMenu(count: 1)) }
@@ -135,16 +138,18 @@ struct ErrorTests {
         #expect(try cache.getCachedItems(Refusing.self)?.first?.fail == false)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func readFailuresOtherThanAMissThrow() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(faults: { step, _ in step == .read ? EACCES : nil })
         let error = expectAppCacheError { _ = try cache.getCachedItems(MenuItem.self) }
         #expect(error?.code == .permissionDenied)
         #expect(error?.path == fixture.archivePath(MenuItem.self))
     }
 
+    // Fails an archive file's removal: each collection a file of its own.
     @Test func removeFailuresThrowAndKeepTheCollection() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let armed = Locked(false)
         let cache = try cacheWithFault(fixture, .remove, EIO, armed: armed)
         try cache.cacheItems([Plain(value: 1)])
@@ -168,10 +173,10 @@ struct ErrorTests {
         #expect(try cache.getCachedItems(Plain.self) == nil, "removed data is never read back")
         #expect(try cache.entries().isEmpty)
         #expect(fixture.diagnostics.codes == [.permissionDenied], "told once, though every batch retries")
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         armed.withLock { $0 = false }
         try cache.cacheItems([Plain(value: 2)], forKey: "other")  // the next batch wipes first
-        #expect(!fixture.archiveExists(Plain.self))
+        #expect(!fixture.hasArchive(Plain.self))
         #expect(try fixture.openCache().getCachedItems(Plain.self, forKey: "other") == [Plain(value: 2)])
     }
 

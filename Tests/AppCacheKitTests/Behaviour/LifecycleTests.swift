@@ -20,7 +20,7 @@ struct LifecycleTests {
         #expect(failures.isEmpty)
         #expect(cache.memoryStatistics.dirtyEntries == 3)
         // Oldest first: the first two cached are the two written.
-        #expect((0..<5).map { fixture.archiveExists(MenuItem.self, key: "k\($0)") } == [true, true, false, false, false])
+        #expect((0..<5).map { fixture.hasArchive(MenuItem.self, key: "k\($0)") } == [true, true, false, false, false])
         try cache.flush()
         #expect(cache.memoryStatistics.dirtyEntries == 0)
         let reopened = try fixture.openCache()
@@ -37,7 +37,7 @@ struct LifecycleTests {
         try cache.cacheItems(MenuItem.sampleMenu(count: 2))
         cache.flushBeforeSuspension(thenClose: false)
         cache.store.waitForBackgroundWork()
-        #expect(fixture.archiveExists(MenuItem.self))
+        #expect(fixture.hasArchive(MenuItem.self))
         #expect(cache.memoryStatistics.dirtyEntries == 0)
         #expect(!cache.store.disk.gate.isClosed, "an app that goes to the background may go on writing until the system says time is up")
     }

@@ -19,8 +19,9 @@ struct ReentrancyTests {
         return await eventually(within: seconds) { done.withLock { $0 } }
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aDiagnosticsHookFoundMidWriteMayCallEveryAPI() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cacheBox = Locked<AppCache?>(nil)
         let calls = Locked<[String]>([])
         var configuration = fixture.configuration(memory: .layer())

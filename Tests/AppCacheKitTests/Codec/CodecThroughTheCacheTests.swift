@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 /// The conformance shapes' hardest cases, this time through the cache itself: `cacheItems`,
 /// a fresh instance on the same root, `getCachedItems`, with the default binary codec, give
@@ -14,10 +14,9 @@ struct CodecThroughTheCacheTests {
     private func throughTheCache<Written: CacheableModel, Read: CacheableModel>(
         _ items: [Written], as read: Read.Type, codec: PayloadCodec, packed: Bool
     ) throws -> [Read]? {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: packed ? .production : .filePerCollection)
         var configuration = fixture.configuration()
         configuration.payloadCodec = codec
-        if packed { configuration.packLimit = PackTable.defaultLimit }
         try AppCache(configuration: configuration).cacheItems(items)
         return try AppCache(configuration: configuration).getCachedItems(Read.self)
     }

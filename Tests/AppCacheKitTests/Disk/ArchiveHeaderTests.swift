@@ -157,6 +157,7 @@ struct ArchiveHeaderTests {
         #expect(Array(bytes.prefix(rewritten.encoded().count)) == rewritten.encoded())
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// The current format, pinned: the golden archive reads back, and this build writes the very
     /// same bytes for the same collection (header and binary payload alike), so a change to
     /// either is deliberate (with a new format version) or a failing test.
@@ -169,16 +170,17 @@ struct ArchiveHeaderTests {
         #expect((header.decodedSize ?? 0) > 0)
         #expect(try PayloadCodec.binary.decodeItems(MenuItem.self, from: payload) == Self.fixtureItems)
 
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache().cacheItems(Self.fixtureItems, forKey: "restaurant-42")
         let written = try Data(contentsOf: URL(filePath: fixture.archivePath(MenuItem.self, key: "restaurant-42")))
         #expect(written == bytes)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// The golden archives, placed where the layout puts them, are served by the facade.
     @Test(arguments: [version1URL, version2URL])
     func goldenArchiveIsServedByTheCache(_ url: URL) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let path = fixture.archivePath(MenuItem.self, key: "restaurant-42")
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -188,12 +190,13 @@ struct ArchiveHeaderTests {
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// Writes the current golden archive anew. Runs only when asked, as
     /// `APPCACHE_WRITE_FIXTURES=1 swift test --filter writeGoldenArchive`, after a deliberate
     /// format change (which also needs a new format version and a fixture of its own).
     @Test(.enabled(if: ProcessInfo.processInfo.environment["APPCACHE_WRITE_FIXTURES"] == "1"))
     func writeGoldenArchive() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems(Self.fixtureItems, forKey: "restaurant-42")
         let written = try Data(contentsOf: URL(filePath: fixture.archivePath(MenuItem.self, key: "restaurant-42")))

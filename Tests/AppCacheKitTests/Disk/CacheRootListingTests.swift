@@ -3,8 +3,9 @@ import Testing
 @testable import AppCacheKit
 
 struct CacheRootListingTests {
+    // Lists archive files by their names: each collection a file of its own.
     @Test func readsNamesFromHeadersEvenWhenFileNamesAreHashed() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let longUser = String(repeating: "ü", count: 300)
         let cache = try fixture.openCache(user: longUser)
         try cache.cacheItems([Plain(value: 1)], forKey: String(repeating: "k", count: 500))
@@ -18,8 +19,9 @@ struct CacheRootListingTests {
         #expect(listing.unreadable.isEmpty)
     }
 
+    // Plants files beside archive files: each collection a file of its own.
     @Test func reportsFilesThatAreNotArchivesWithoutTouchingThem() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache().cacheItems([Plain(value: 1)])
         let junk = fixture.layout().userPath("alice") + "/junk.archive"
         try Data("junk".utf8).write(to: URL(filePath: junk))
@@ -30,8 +32,9 @@ struct CacheRootListingTests {
         #expect(FileManager.default.fileExists(atPath: junk))
     }
 
+    // Plants files where archive files go: each collection a file of its own.
     @Test func aDirectoryWithoutVersionsIsNotACache() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         #expect(expectAppCacheError { _ = try CacheRootListing.read(root: fixture.root) }?.code == .notACache)
         let file = fixture.root.appending(path: "file")
         try Data().write(to: file)

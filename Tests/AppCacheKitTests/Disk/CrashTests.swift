@@ -22,8 +22,9 @@ struct CrashTests {
         try handle.close()
     }
 
+    // Replays a batch killed around an archive file's rename: each collection a file of its own.
     @Test func aKillBetweenTheRenameAndTheJournalLineIsSettled() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let key = ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)
         let path = fixture.layout().archivePath(for: key)
         try fixture.openCache().cacheItems(MenuItem.sampleMenu(count: 2))
@@ -44,8 +45,9 @@ struct CrashTests {
         #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
+    // Replays a batch killed before an archive file's rename: each collection a file of its own.
     @Test func aKillBeforeTheRenameKeepsTheOldCollection() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let key = ArchiveKey(user: "alice", cacheName: "MenuItems", key: nil)
         try fixture.openCache().cacheItems(MenuItem.sampleMenu(count: 2))
         try appendJournal(fixture, [.willChange(path: fixture.layout().archivePath(for: key), temporaryName: ".tmp-half")])
@@ -79,8 +81,9 @@ struct CrashTests {
         #expect(try reopened.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
     }
 
+    // Leaves temporary files beside archive files: each collection a file of its own.
     @Test func aKillDuringAJournalCompactionIsSettled() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache().cacheItems([Plain(value: 1)])
         try appendJournal(fixture, [.willCompact(temporaryName: ".tmp-compacting")])
         let leftover = fixture.layout().versionPath + "/.tmp-compacting"
@@ -93,10 +96,11 @@ struct CrashTests {
         #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// Without a crash, no batch reads the journal, so settling costs nothing in the usual case;
     /// the journal stays compact as it grows.
     @Test func theJournalIsCompactedAsItGrows() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         for round in 0..<3000 {
             try cache.cacheItems([Plain(value: round)], forKey: "k\(round % 20)")

@@ -3,7 +3,7 @@ import Foundation
 import MenuModel
 import Testing
 
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 /// The disk budget bounds what the archives take on disk: their files and their packs whole,
 /// records no longer live included, and `diskUsage` says exactly that.
@@ -29,7 +29,6 @@ struct DiskBudgetOnDiskTests {
     func theBytesOnDiskStayWithinTheBudget(_ budget: Int) async throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
         configuration.diskByteLimit = budget
         let cache = try AppCache(configuration: configuration)
         var random = SeededRandom(seed: UInt64(budget))
@@ -58,7 +57,6 @@ struct DiskBudgetOnDiskTests {
     @Test func deadRecordsAreCompactedAwayBeforeLiveOnesAreEvicted() throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
         let unbudgeted = try AppCache(configuration: configuration)
         for key in 0..<40 { try unbudgeted.cacheItems(MenuItem.sampleMenu(count: 10, seed: key), forKey: "k\(key)") }
         for key in 0..<30 { try unbudgeted.removeItems(MenuItem.self, forKey: "k\(key)") }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 #if canImport(Glibc)
 import Glibc
@@ -16,9 +16,7 @@ struct DiskDateTests {
     static let insaneDates: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, DiskDate.latest + 1, DiskDate.earliest - 1]
 
     private func packed(_ fixture: Fixture) throws -> AppCache {
-        var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
-        return try AppCache(configuration: configuration)
+        try fixture.openCache()
     }
 
     private func packURL(_ fixture: Fixture) -> URL {
@@ -77,12 +75,13 @@ struct DiskDateTests {
         }
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// An archive file whose modification date is past the year 9999 (set by something other
     /// than the cache) is a miss, listed as damaged. On a file system that keeps such dates
     /// (tmpfs here; ext4 stops at 2446, which is a date).
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/shm")))
     func anArchiveFileDatedPastTheYear9999IsAMiss() throws {
-        let fixture = try Fixture(in: URL(filePath: "/dev/shm"))
+        let fixture = try Fixture(in: URL(filePath: "/dev/shm"), layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)], forKey: "bad")
         var times = [timespec(tv_sec: 1 << 40, tv_nsec: 0), timespec(tv_sec: 1 << 40, tv_nsec: 0)]

@@ -7,9 +7,10 @@ import Testing
 /// readable, readable file names (with older names migrated once), and the staleness threshold
 /// recorded with each collection.
 struct FormatTests {
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: PayloadCodec.allCases)
     func eitherCodecWritesArchivesEitherReads(_ codec: PayloadCodec) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         var configuration = fixture.configuration()
         configuration.payloadCodec = codec
         try AppCache(configuration: configuration).cacheItems(FeedPost.sampleFeed(count: 20), forKey: "feed")
@@ -64,10 +65,11 @@ struct FormatTests {
         #expect(try AppCache(configuration: configuration).getCachedItems(BinaryCodecTests.Chain.self, forKey: "thread") == shallow)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// An existing cache whose archives have the first release's names is migrated once, on
     /// open: every collection stays readable under its readable name, and the index is exact.
     @Test func archivesOfTheOldNamingAreMigratedOnce() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         do {
             let cache = try fixture.openCache()
             try cache.cacheItems(MenuItem.sampleMenu(count: 3), forKey: "restaurant 42")

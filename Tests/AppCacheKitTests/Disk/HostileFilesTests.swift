@@ -65,9 +65,10 @@ struct HostileFilesTests {
 
     // MARK: - 1. Nothing outside the root
 
+    // Plants a journal line naming archive files: each collection a file of its own.
     @Test(arguments: ["S 44 0 ../../sentinel", "S 44 0 user-alice/../../../sentinel", "D ../sentinel", "X ../", "I .tmp-x ../sentinel"])
     func aCraftedJournalLineNeverReachesOutside(_ line: String) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let outside = try Outside()
         let relative = "../" + String(repeating: "../", count: 3) + outside.sentinel.dropFirst()
         try fixture.openCache().cacheItems([Plain(value: 1)])
@@ -109,8 +110,9 @@ struct HostileFilesTests {
         #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 1)])
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aSymlinkAtAnArchiveIsAMissAndItsTargetIsNeverRead() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)], forKey: "real")
         // A link to another valid archive of this very collection's name would otherwise pass
@@ -153,8 +155,9 @@ struct HostileFilesTests {
 
     // MARK: - 2. Only regular files, nothing blocks
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aFIFOAtAnArchivePathIsAMissNeverAHang() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)], forKey: "neighbour")
         try FileManager.default.createDirectory(atPath: fixture.layout().userPath("alice"), withIntermediateDirectories: true)
@@ -187,8 +190,9 @@ struct HostileFilesTests {
 
     // MARK: - 3. Bounded memory on any file
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aHugeFileAtAnArchivePathIsNeverReadWhole() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)])
         // 3 GB, sparse: costs no disk, and would cost 3 GB of memory if read.
@@ -239,6 +243,7 @@ struct HostileFilesTests {
         #expect(try budgeted(fixture).bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
+    // Plants hostile archive files: each collection a file of its own.
     /// A header's numbers at their extremes, with every flag bit set (pinned, and the reserved
     /// ones): nothing traps; a schema version other than the model's reads as a miss and the
     /// pinned archive stays; the model's own version reads, whatever its expiry (a pinned
@@ -255,7 +260,7 @@ struct HostileFilesTests {
             (1, Int64.min + 1, true, false),
         ]
         for (schemaVersion, expiry, reads, reported) in cases {
-            let fixture = try Fixture()
+            let fixture = try Fixture(layout: .filePerCollection)
             let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
             var header = ArchiveHeader(
                 codec: PayloadCodec.json.headerValue, schemaVersion: schemaVersion, expiryMilliseconds: expiry, payloadLength: 2,
@@ -291,11 +296,12 @@ struct HostileFilesTests {
         }
     }
 
+    // Plants hostile archive files: each collection a file of its own.
     /// A header's claims about the collection (the memory its items take, the staleness
     /// threshold it was written with) are numbers from a file: at their extremes they neither
     /// trap the memory layer's accounting nor make it drop what else it holds.
     @Test func extremeClaimsInAHeaderNeitherTrapNorEmptyMemory() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer())
         for key in ["a", "b", "c"] { try cache.cacheItems([Plain(value: 1)], forKey: key) }
         try cache.flush()

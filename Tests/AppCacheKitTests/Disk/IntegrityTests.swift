@@ -9,9 +9,10 @@ struct IntegrityTests {
         case empty, truncatedHeader, truncatedPayload, flippedPayloadBit, flippedHeaderBit, foreign, appendedBytes
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: Damage.allCases)
     func damagedArchiveIsAMissAndOnlyItIsRemoved(_ damage: Damage) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems(MenuItem.sampleMenu(count: 20))
         try cache.cacheItems(MenuItem.sampleMenu(count: 5), forKey: "neighbour")
@@ -41,10 +42,11 @@ struct IntegrityTests {
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 1))
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// An archive of the type's current version that does not decode: the model was changed
     /// without a bump (see `UpgradeTests` for the whole story).
     @Test func undecodablePayloadIsAMissReportedAsModelMismatch() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         // An intact archive under the right name whose payload is not a [Plain].
         let key = ArchiveKey(user: "alice", cacheName: "Plains", key: nil)
@@ -57,8 +59,9 @@ struct IntegrityTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.archivePath(Plain.self)))
     }
 
+    // Plants an archive file: each collection a file of its own.
     @Test func unknownPayloadCodecIsAMiss() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try fixture.plant(
             ArchiveRecord(payload: Data("[]".utf8), codec: 77, schemaVersion: 1, cachedDate: Date()),
@@ -68,9 +71,10 @@ struct IntegrityTests {
         #expect(fixture.diagnostics.errors.first?.message.contains("codec 77") == true)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// A file copied or renamed onto another collection's name is not served as that collection.
     @Test func anArchiveUnderAnotherCollectionsNameIsAMiss() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)], forKey: "a")
         try FileManager.default.copyItem(
@@ -80,10 +84,11 @@ struct IntegrityTests {
         #expect(try cache.getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// Only regular files are read: a directory planted at an archive path is a miss, reported
     /// and cleared, and the collection can be cached there again.
     @Test func aDirectoryWhereAnArchiveShouldBeIsAMissNotACrash() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try FileManager.default.createDirectory(atPath: fixture.archivePath(Plain.self) + "/inside", withIntermediateDirectories: true)
         #expect(try cache.getCachedItems(Plain.self) == nil)
@@ -93,8 +98,9 @@ struct IntegrityTests {
         #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 2)])
     }
 
+    // Plants temporary files beside archive files: each collection a file of its own.
     @Test func temporaryFilesAreNeverReadAsArchives() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)])
         // A temporary file left by a crash sits beside the archive and changes nothing.

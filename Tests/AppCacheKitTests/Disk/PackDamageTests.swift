@@ -3,18 +3,16 @@ import Foundation
 import MenuModel
 import Testing
 
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 /// Damage in a pack of small archives costs only the record it lands in: reading skips to the
 /// next record that checks, a writer never cuts off a record that checks, a compaction keeps
 /// every one of them, and a record whose prefix was damaged does not bring an older version of
 /// its collection back.
 struct PackDamageTests {
-    /// A cache that packs small archives (the fixture's own default writes files).
+    /// A cache that packs small archives, as an app's does.
     private func packed(_ fixture: Fixture) throws -> AppCache {
-        var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
-        return try AppCache(configuration: configuration)
+        try fixture.openCache()
     }
 
     private func packURL(_ fixture: Fixture, user: String = "alice") -> URL {
@@ -245,7 +243,6 @@ struct PackDamageTests {
     @Test func damageMakesTheIndexCountWhatThePackHolds() throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
         configuration.diskByteLimit = 1 << 20
         let cache = try AppCache(configuration: configuration)
         for key in 0..<20 { try cache.cacheItems([Plain(value: key)], forKey: "k\(key)") }

@@ -2,7 +2,7 @@ import Foundation
 import MenuModel
 import Testing
 
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 /// Small archives as records of their user directory's pack (`.pack`) rather than files: what a
 /// user relies on holds exactly as with files (dates, staleness, removal, listing, another
@@ -10,11 +10,9 @@ import Testing
 struct PackTests {
     let notes = [Note.make(1), Note.make(2)]
 
-    /// A cache that packs small archives (the fixture's own default writes files).
+    /// A cache that packs small archives, as an app's does.
     private func packed(_ fixture: Fixture, user: String? = "alice", memory: Fixture.Memory = .diskOnly) throws -> AppCache {
-        var configuration = fixture.configuration(user: user, memory: memory)
-        configuration.packLimit = PackTable.defaultLimit
-        return try AppCache(configuration: configuration)
+        try fixture.openCache(user: user, memory: memory)
     }
 
     private func packPath(_ fixture: Fixture, user: String = "alice") -> String {
@@ -25,8 +23,9 @@ struct PackTests {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
     }
 
+    // Looks at which archives are files of their own beside the pack.
     @Test func smallCollectionsAreRecordsOfTheUsersPackWithTheirOwnDates() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let cache = try packed(fixture)
         let written = fixture.clock.now
         try cache.cacheItems(notes, forKey: "a")
@@ -57,8 +56,7 @@ struct PackTests {
     @Test func aRevalidationAppendsANewDateNotTheArchiveAgain() async throws {
         let fixture = try Fixture()
         let server = FakeServer(answer: .items(notes, etag: "\"v1\""))
-        var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
+        let configuration = fixture.configuration()
         _ = await collect(try AppCache(configuration: configuration).load(Note.self, fetch: server.fetch))
         let before = size(packPath(fixture))
 
@@ -73,10 +71,10 @@ struct PackTests {
         #expect(server.receivedValidators.last == CacheValidators(etag: "\"v1\""), "validators are kept")
     }
 
+    // Looks at which archives are files of their own beside the pack.
     @Test func aCollectionMovesBetweenThePackAndAFileAsItsSizeCrossesTheLimit() throws {
-        let fixture = try Fixture()
-        var configuration = fixture.configuration()
-        configuration.packLimit = 2048
+        let fixture = try Fixture(layout: .packed(limit: 2048))
+        let configuration = fixture.configuration()
         let cache = try AppCache(configuration: configuration)
         let small = MenuItem.sampleMenu(count: 1)
         let large = MenuItem.sampleMenu(count: 40)
@@ -113,8 +111,9 @@ struct PackTests {
         #expect(try reader.getCachedItems(Plain.self, forKey: "k0") == [Plain(value: 99)], "a new pack after the wipe")
     }
 
+    // Looks at which archives are files of their own beside the pack.
     @Test func aPackOfMostlyReplacedRecordsIsCompactedAndEveryReaderFollows() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let cache = try packed(fixture)
         let reader = try packed(fixture)
         let keep = MenuItem.sampleMenu(count: 3, seed: 7)
@@ -221,7 +220,6 @@ struct PackTests {
     @Test func theBudgetCountsAndEvictsPackedCollections() throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration()
-        configuration.packLimit = PackTable.defaultLimit
         configuration.diskByteLimit = 2_000
         let cache = try AppCache(configuration: configuration)
         for index in 0..<20 {
@@ -253,8 +251,9 @@ struct PackTests {
 }
 
 extension PackTests {
+    // Looks at which archives are files of their own beside the pack.
     @Test func archivesThatWouldTakeAPackPastItsBoundAreFilesOfTheirOwn() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let opened = try fixture.store()
         let store = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit, maximumPackSize: 4096)
         let writer = try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))

@@ -91,10 +91,11 @@ import Darwin
         #expect((0..<16).allSatisfy { words.base[$0] == 0 })
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// The writer's side: with another live process on the root, a write-back of a minute is
     /// written within moments; without one, it waits.
     @Test func aWriteBackIsPromptWhileAnotherProcessIsPresent() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: .seconds(60)))
         try cache.cacheItems([Plain(value: 1)], forKey: "alone")
         #expect(!fixture.archiveExists(Plain.self, key: "alone"))

@@ -26,9 +26,10 @@ struct PurgeTests {
         }
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: Purged.allCases)
     func aFlushAfterAPurgeRecreatesTheDirectoriesAndWritesEveryDirtyCollection(purged: Purged) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer())
         try cache.cacheItems(MenuItem.sampleMenu(count: 3), forKey: "lunch")
         try cache.flush()
@@ -45,9 +46,10 @@ struct PurgeTests {
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: Purged.allCases)
     func readsAfterAPurgeMissAndTheNextWriteWorks(purged: Purged) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems(MenuItem.sampleMenu(count: 3))
         try purge(purged, in: fixture)
@@ -59,8 +61,9 @@ struct PurgeTests {
         #expect(fixture.archiveExists(MenuItem.self))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aSpillPastTheMemoryLimitAfterAPurgeIsWritten() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(bytes: 8 << 20, entries: 1))
         let first = MenuItem.sampleMenu(count: 3)
         try cache.cacheItems(first, forKey: "first")
@@ -94,8 +97,9 @@ struct PurgeTests {
         #expect(try one.getCachedItems(Note.self, forKey: "notes") == [Note.make(1), Note.make(2)])
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func noWriteLandsInADirectoryMovedOutOfView() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer())
         try cache.cacheItems(MenuItem.sampleMenu(count: 2))
         try cache.flush()

@@ -46,8 +46,9 @@ struct ReadOnlyTests {
         #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "lunch")?.count == 2, "the file stays")
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func writesAndRemovalsThrowPermissionDeniedWithThePath() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let menu = MenuItem.sampleMenu(count: 4)
         let cache = try readOnlyCache(fixture, menu: menu)
         let before = fixture.allFiles()
@@ -61,8 +62,9 @@ struct ReadOnlyTests {
         #expect(try cache.getCachedItems(MenuItem.self, forKey: "lunch") == menu)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aDirtyCollectionStaysInMemoryAndAFlushThrows() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try readOnlyCache(fixture, menu: MenuItem.sampleMenu(count: 4), memory: .layer())
         let dinner = MenuItem.sampleMenu(count: 3, seed: 9)
         try cache.cacheItems(dinner, forKey: "dinner")
@@ -73,8 +75,9 @@ struct ReadOnlyTests {
         #expect(!fixture.archiveExists(MenuItem.self, key: "dinner"))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func anotherSchemaVersionThereCannotBeWipedSoTheCacheDoesNotOpen() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache(schemaVersion: "1").cacheItems(MenuItem.sampleMenu(count: 2))
         let configuration = fixture.configuration(
             schemaVersion: "2", faults: { step, _ in step == .rename || step == .makeDirectory || step == .openLockFile ? EROFS : nil })

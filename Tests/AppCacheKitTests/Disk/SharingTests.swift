@@ -85,10 +85,11 @@ struct SharingTests {
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// Writes, reads, flushes, sweeps, removals and budget evictions from two instances at
     /// once: no error caused by each other, every collection whole, the index exact.
     @Test func twoInstancesWorkingAtOnceGetNoErrorsFromEachOther() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         var configuration = fixture.configuration(memory: .layer(entries: 8, writeBackDelay: nil))
         configuration.diskByteLimit = 60_000
         let instances = [try AppCache(configuration: configuration), try AppCache(configuration: configuration)]

@@ -103,8 +103,9 @@ import Darwin
         #expect(try fixture.openCache(user: "bob").getCachedItems(Plain.self) == [Plain(value: 1)])
     }
 
+    // Counts archive files' renames: each collection a file of its own.
     @Test func timeUpStopsAFlushBetweenArchivesAndLetsGoOfTheLock() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let activities = FakeActivities()
         let writes = TestLock(0)
         // The system says time is up while the third archive is written.

@@ -162,8 +162,9 @@ struct LoadTests {
         #expect(server.receivedValidators.last == .some(nil))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func notModifiedRedatesTheArchiveWithoutRewritingIt() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let server = FakeServer(answer: .items(notes, etag: "\"v1\""))
         _ = await collect(try fixture.openCache().load(Note.self, fetch: server.fetch))
         let path = fixture.archivePath(Note.self)
@@ -225,7 +226,7 @@ struct LoadTests {
         server.gate?.open()  // the fetch returns after all
         #expect(await eventually { server.finished == 1 && cache.queries.flights.census.flights == 0 })
         #expect(try cache.getCachedItems(Note.self) == nil, "a cancelled fetch stores nothing")
-        #expect(!fixture.archiveExists(Note.self))
+        #expect(!fixture.hasArchive(Note.self))
     }
 
     @Test func oneCancelledLoadDoesNotCancelTheFetchOthersWaitFor() async throws {
@@ -255,8 +256,8 @@ struct LoadTests {
         let (answers, error) = await load.value
         #expect(error == nil)
         #expect(answers.isEmpty, "the result is dropped, not shown")
-        #expect(!fixture.archiveExists(Note.self, user: "alice"), "not written back to alice")
-        #expect(!fixture.archiveExists(Note.self, user: nil), "nor to the signed-out space")
+        #expect(!fixture.hasArchive(Note.self, user: "alice"), "not written back to alice")
+        #expect(!fixture.hasArchive(Note.self, user: nil), "nor to the signed-out space")
         #expect(try cache.getCachedItems(Note.self) == nil)
     }
 
@@ -284,7 +285,7 @@ struct LoadTests {
         server.gate?.open()
         _ = await load.value
         #expect(try cache.getCachedItems(Note.self) == nil, "never in bob's space")
-        #expect(fixture.archiveExists(Note.self, user: "alice"))
+        #expect(fixture.hasArchive(Note.self, user: "alice"))
         try cache.switchUser(to: "alice")
         #expect(try cache.getCachedItems(Note.self) == fresher)
     }

@@ -7,6 +7,7 @@ import Testing
 /// user id) are checked where they enter, with codes of their own, never a trap; defaults are
 /// safe for a first script.
 struct ValidationTests {
+    // Looks at archive files: each collection a file of its own.
     @Test(arguments: [
         ("schemaVersion", AppCacheError.Code.invalidConfiguration), ("memoryByteLimit", .invalidConfiguration),
         ("memoryEntryLimit", .invalidConfiguration), ("diskByteLimit", .invalidConfiguration),
@@ -14,7 +15,7 @@ struct ValidationTests {
         ("user", .invalidUser), ("longUser", .invalidUser),
     ])
     func badConfigurationValuesAreThrownFromInit(_ field: String, _ code: AppCacheError.Code) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         var configuration = fixture.configuration()
         switch field {
         case "schemaVersion": configuration.schemaVersion = ""
@@ -58,10 +59,11 @@ struct ValidationTests {
         #expect(configuration.writeBackDelay == .seconds(5))
     }
 
+    // Fails archive files' creation: each collection a file of its own.
     /// A flush's error says what failed once, with the system's error as its cause (not the
     /// error of the first failed write, nested).
     @Test func aFlushErrorNamesItsCauseOnce() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(
             memory: .layer(writeBackDelay: nil),
             faults: { step, path in step == .createFile && path.contains("/user-") ? ENOSPC : nil })

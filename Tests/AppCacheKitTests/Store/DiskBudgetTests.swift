@@ -4,17 +4,21 @@ import Testing
 @testable import AppCacheKit
 
 /// The disk index, disk usage and the disk budget.
+///
+/// On the file-per-collection layout: budgets are sums of archive sizes measured one file each
+/// (a pack adds its own header); PackTests and DiskBudgetOnDiskTests hold the packed layout to
+/// its budget.
 struct DiskBudgetTests {
     /// The size of the archive of `[Plain(value: 1)]` for `user` and `key`: names are in the
     /// header, so they count.
     private func archiveSize(user: String = "alice", key: String) throws -> Int {
-        let scratch = try Fixture()
+        let scratch = try Fixture(layout: .filePerCollection)
         try scratch.openCache(user: user).cacheItems([Plain(value: 1)], forKey: key)
         return try scratch.measuredUsage()
     }
 
     @Test func diskUsageFollowsWritesAndRemovalsAcrossRelaunches() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         #expect(try cache.bytesOnDisk() == 0)
         try cache.cacheItems(MenuItem.sampleMenu(count: 20), forKey: "a")
@@ -35,7 +39,7 @@ struct DiskBudgetTests {
     }
 
     @Test func theBudgetRemovesLeastRecentlyUsedUnpinnedArchivesOfAnyUser() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         // Users and keys of one length, so every archive has the same size.
         let one = try archiveSize(key: "a1")
         #expect(try archiveSize(user: "bobby", key: "b1") == one)
@@ -49,18 +53,18 @@ struct DiskBudgetTests {
         try cache.cacheItems([Plain(value: 1)], forKey: "b1")
         #expect(try cache.bytesOnDisk() == one * 3)
         try cache.cacheItems([Plain(value: 1)], forKey: "b2")  // over: a1 goes (oldest unpinned)
-        #expect(!fixture.archiveExists(Plain.self, key: "a1", user: "alice"))
-        #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
-        #expect(fixture.archiveExists(Plain.self, key: "b1", user: "bobby"))
+        #expect(!fixture.hasArchive(Plain.self, key: "a1", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "a2", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "b1", user: "bobby"))
         try cache.cacheItems([Plain(value: 1)], forKey: "b3")  // b1 goes, the pinned one stays
-        #expect(!fixture.archiveExists(Plain.self, key: "b1", user: "bobby"))
-        #expect(fixture.archiveExists(Plain.self, key: "a2", user: "alice"))
+        #expect(!fixture.hasArchive(Plain.self, key: "b1", user: "bobby"))
+        #expect(fixture.hasArchive(Plain.self, key: "a2", user: "alice"))
         #expect(try cache.bytesOnDisk() == one * 3)
         #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
     @Test func pinnedArchivesGoLastOldestFirst() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let one = try archiveSize(key: "p1")
         var configuration = fixture.configuration()
         configuration.diskByteLimit = one * 2
@@ -76,16 +80,16 @@ struct DiskBudgetTests {
         configuration.diskByteLimit = one
         let cache = try AppCache(configuration: configuration)
         try cache.cacheItems([Plain(value: 1)], forKey: "p3")
-        #expect(!fixture.archiveExists(Plain.self, key: "p3"))
-        #expect(!fixture.archiveExists(Plain.self, key: "p1"))
-        #expect(fixture.archiveExists(Plain.self, key: "p2"))
+        #expect(!fixture.hasArchive(Plain.self, key: "p3"))
+        #expect(!fixture.hasArchive(Plain.self, key: "p1"))
+        #expect(fixture.hasArchive(Plain.self, key: "p2"))
         #expect(try cache.bytesOnDisk() == one)
     }
 
     /// One budget per root, the app's: an extension configured with a smaller one enforces the
     /// app's, never evicting what the app keeps within its own.
     @Test func anExtensionEnforcesTheAppsBudget() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let one = try archiveSize(key: "a1")
         var appConfiguration = fixture.configuration()
         appConfiguration.diskByteLimit = one * 3
@@ -97,8 +101,8 @@ struct DiskBudgetTests {
         widgetConfiguration.isAppExtension = true
         let widget = try AppCache(configuration: widgetConfiguration)
         try widget.cacheItems([Plain(value: 1)], forKey: "a4")  // over the app's budget by one
-        #expect(!fixture.archiveExists(Plain.self, key: "a1"), "the least recently used goes")
-        for key in ["a2", "a3", "a4"] { #expect(fixture.archiveExists(Plain.self, key: key), "the app's budget holds, not the widget's") }
+        #expect(!fixture.hasArchive(Plain.self, key: "a1"), "the least recently used goes")
+        for key in ["a2", "a3", "a4"] { #expect(fixture.hasArchive(Plain.self, key: key), "the app's budget holds, not the widget's") }
         #expect(try widget.bytesOnDisk() == one * 3)
 
         // An app without a budget (an update that removed it) lifts the root's, for the
@@ -113,7 +117,7 @@ struct DiskBudgetTests {
     }
 
     @Test func accessOrderSurvivesARelaunch() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let one = try archiveSize(key: "a")
         var configuration = fixture.configuration()
         configuration.diskByteLimit = one * 3
@@ -138,7 +142,7 @@ struct DiskBudgetTests {
     }
 
     @Test func readsServedFromMemoryCountAsUses() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let one = try archiveSize(key: "a")
         var configuration = fixture.configuration(memory: .layer(writeBackDelay: nil))
         configuration.diskByteLimit = one * 3
@@ -154,13 +158,13 @@ struct DiskBudgetTests {
         let cache = try AppCache(configuration: configuration)
         try cache.cacheItems([Plain(value: 1)], forKey: "d")
         try cache.flush()
-        #expect(fixture.archiveExists(Plain.self, key: "a"))
-        #expect(!fixture.archiveExists(Plain.self, key: "b"), "b was the least recently used")
+        #expect(fixture.hasArchive(Plain.self, key: "a"))
+        #expect(!fixture.hasArchive(Plain.self, key: "b"), "b was the least recently used")
     }
 
     @Test(arguments: ["missing", "damaged", "foreign"])
     func aLostOrDamagedIndexIsRebuiltFromTheArchivesNeverWipingThem(_ damage: String) throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         do {
             let cache = try fixture.openCache()
             for index in 0..<5 { try cache.cacheItems([Plain(value: index)], forKey: "k\(index)") }
@@ -187,7 +191,7 @@ struct DiskBudgetTests {
     }
 
     @Test func aTornLastJournalLineIsDropped() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache().cacheItems([Plain(value: 1)])
         let cache = try fixture.openCache()
         let usage = try cache.bytesOnDisk()
@@ -208,7 +212,7 @@ struct DiskBudgetTests {
     }
 
     @Test func openingDoesNotReadTheIndexUnlessABudgetIsSet() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache().cacheItems([Plain(value: 1)])
         let reads = Locked(0)
         let journal = fixture.journalPath

@@ -21,12 +21,13 @@ struct HousekeepingTests {
         #expect(cache.cachedDate(MenuItem.self) == nil)
         #expect(cache.isStale(MenuItem.self))
         try cache.flush()
-        #expect(!fixture.archiveExists(MenuItem.self), "an expired collection is removed when found")
+        #expect(!fixture.hasArchive(MenuItem.self), "an expired collection is removed when found")
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func expiryComesFromTheHeaderNotTheFileDate() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Plain(value: 1)], expiresAfter: .seconds(3600))
         let header = try Data(contentsOf: URL(filePath: fixture.archivePath(Plain.self)))
@@ -47,7 +48,7 @@ struct HousekeepingTests {
         fixture.clock.advance(by: .seconds(11))
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         #expect(try cache.getCachedItems(Plain.self) == nil)
-        #expect(!fixture.archiveExists(Plain.self))
+        #expect(!fixture.hasArchive(Plain.self))
         #expect(cache.memoryStatistics.entries == 0)
     }
 
@@ -98,11 +99,11 @@ struct HousekeepingTests {
         fixture.clock.advance(by: .seconds(6))
         try cache.removeExpired()
         try cache.flush()
-        #expect(!fixture.archiveExists(Plain.self, key: "short", user: "bob"))
-        #expect(!fixture.archiveExists(Plain.self, key: "short", user: "alice"))
-        #expect(fixture.archiveExists(Plain.self, key: "long", user: "alice"))
-        #expect(fixture.archiveExists(Plain.self, key: "forever", user: "alice"))
-        #expect(fixture.archiveExists(Plain.self, key: "pinned", user: "alice"))
+        #expect(!fixture.hasArchive(Plain.self, key: "short", user: "bob"))
+        #expect(!fixture.hasArchive(Plain.self, key: "short", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "long", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "forever", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "pinned", user: "alice"))
     }
 
     @Test(arguments: layers)

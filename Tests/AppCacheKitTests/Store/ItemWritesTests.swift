@@ -20,8 +20,9 @@ import Testing
         try cache.cacheItems([Self.timeline[1]], forKey: "post-2")
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func updateItemChangesEveryCollectionHoldingTheItemAndNoOther() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cacheLists(cache)
         try cache.pin(Post.self, forKey: "bookmarks")

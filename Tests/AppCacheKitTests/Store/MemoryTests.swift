@@ -16,8 +16,9 @@ struct MemoryTests {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func cachingWritesNoFileUntilAFlushAndTheFileKeepsTheCachedMoment() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         let cachedAt = fixture.clock.now
         try cache.cacheItems(MenuItem.sampleMenu(count: 10))
@@ -47,8 +48,9 @@ struct MemoryTests {
         #expect(try fixture.openCache().getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 3, seed: 19))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aHitIsServedFromMemoryWithoutReadingTheFile() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         try cache.cacheItems(MenuItem.sampleMenu(count: 5))
         try cache.flush()
@@ -78,8 +80,9 @@ struct MemoryTests {
         #expect(statistics.bytes > 0)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func pastTheEntryLimitTheLeastRecentlyUsedSpillsWithItsOwnDate() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache(memory: .layer(entries: 2, writeBackDelay: nil))
         let firstCachedAt = fixture.clock.now
         try cache.cacheItems([Plain(value: 1)], forKey: "a")
@@ -122,7 +125,7 @@ struct MemoryTests {
         #expect(statistics.entries == 2)
         #expect(statistics.bytes <= one * 2 + one / 2)
         #expect(statistics.spills == 3)
-        #expect((0..<3).allSatisfy { fixture.archiveExists(MenuItem.self, key: "k\($0)") })
+        #expect((0..<3).allSatisfy { fixture.hasArchive(MenuItem.self, key: "k\($0)") })
         for index in 0..<5 {
             #expect(try cache.getCachedItems(MenuItem.self, forKey: "k\(index)") == MenuItem.sampleMenu(count: 20))
         }
@@ -134,7 +137,7 @@ struct MemoryTests {
         try cache.cacheItems(MenuItem.sampleMenu(count: 50))
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 50), "readable before it is written")
         cache.store.waitForBackgroundWork()
-        #expect(fixture.archiveExists(MenuItem.self))
+        #expect(fixture.hasArchive(MenuItem.self))
         #expect(cache.memoryStatistics.entries == 0)
         #expect(try cache.getCachedItems(MenuItem.self) == MenuItem.sampleMenu(count: 50))
     }
@@ -156,7 +159,7 @@ struct MemoryTests {
         #expect(statistics.bytes == 0)
         #expect(statistics.spills == 4)
         for index in 0..<4 {
-            #expect(fixture.archiveExists(Plain.self, key: "k\(index)"))
+            #expect(fixture.hasArchive(Plain.self, key: "k\(index)"))
             #expect(try cache.getCachedItems(Plain.self, forKey: "k\(index)") == [Plain(value: index)])
         }
     }
@@ -168,7 +171,7 @@ struct MemoryTests {
             memory: .layer(writeBackDelay: .zero),
             faults: { step, path in step == .write && path.contains("/user-") && armed.withLock { $0 } ? ENOSPC : nil })
         try cache.cacheItems([Plain(value: 1)])
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         #expect(cache.memoryStatistics.entries == 1)
         #expect(cache.memoryStatistics.dirtyEntries == 0)
         armed.withLock { $0 = true }
@@ -180,9 +183,9 @@ struct MemoryTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: .seconds(3600)))
         try cache.cacheItems([Plain(value: 1)])
-        #expect(!fixture.archiveExists(Plain.self))
+        #expect(!fixture.hasArchive(Plain.self))
         cache.store.performScheduledWriteBack()  // what the timer runs when the delay is up
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         #expect(cache.memoryStatistics.dirtyEntries == 0)
     }
 
@@ -192,16 +195,16 @@ struct MemoryTests {
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: .milliseconds(20)))
         try cache.cacheItems([Plain(value: 1)])
         let deadline = ContinuousClock.now + .seconds(30)
-        while !fixture.archiveExists(Plain.self) && ContinuousClock.now < deadline {
+        while !fixture.hasArchive(Plain.self) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         // And again for the next dirty entry.
         try cache.cacheItems([Plain(value: 2)], forKey: "second")
-        while !fixture.archiveExists(Plain.self, key: "second") && ContinuousClock.now < deadline {
+        while !fixture.hasArchive(Plain.self, key: "second") && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(fixture.archiveExists(Plain.self, key: "second"))
+        #expect(fixture.hasArchive(Plain.self, key: "second"))
     }
 
     @Test func deinitFlushes() throws {
@@ -209,9 +212,9 @@ struct MemoryTests {
         do {
             let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
             try cache.cacheItems([Plain(value: 7)])
-            #expect(!fixture.archiveExists(Plain.self))
+            #expect(!fixture.hasArchive(Plain.self))
         }
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 7)])
     }
 
@@ -222,7 +225,7 @@ struct MemoryTests {
         let cache = try AppCache(configuration: configuration)
         try cache.cacheItems([Plain(value: 3)])
         ExitFlush.flushAll()  // what the atexit handler runs
-        #expect(fixture.archiveExists(Plain.self))
+        #expect(fixture.hasArchive(Plain.self))
         withExtendedLifetime(cache) {}
     }
 
@@ -236,10 +239,11 @@ struct MemoryTests {
         #expect(try cache.cachedCollection(MenuItem.self)?.isStale == true)
     }
 
+    // Reads from inside an archive file's creation: each collection a file of its own.
     /// A read made while an entry is being spilled (from inside the spill's own file write)
     /// still gets the entry's items, not the older archive on disk.
     @Test func anEntryOnItsWayToDiskStaysVisible() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cacheBox = Locked<AppCache?>(nil)
         let seenMidSpill = Locked<[[Plain]?]>([])
         let cache = try fixture.openCache(
@@ -272,7 +276,7 @@ struct MemoryTests {
         try cache.switchUser(to: "bob")
         #expect(try cache.getCachedItems(Plain.self) == nil, "bob never sees alice's items, written or not")
         cache.store.waitForBackgroundWork()
-        #expect(fixture.archiveExists(Plain.self, user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, user: "alice"))
         #expect(try cache.getCachedItems(Plain.self) == nil)
         #expect(cache.memoryStatistics.entries == 0)
         try cache.cacheItems([Plain(value: 2)])
@@ -298,7 +302,7 @@ struct MemoryTests {
         #expect(cache.memoryStatistics.dirtyEntries == 1)
         armed.withLock { $0 = false }
         try cache.flush()
-        #expect(fixture.archiveExists(Plain.self, user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, user: "alice"))
         try cache.switchUser(to: "alice")
         #expect(try cache.getCachedItems(Plain.self) == [Plain(value: 1)])
     }
@@ -324,7 +328,7 @@ struct MemoryTests {
         try cache.flush()
         try cache.cacheItems([Plain(value: 2)])
         try cache.removeItems(Plain.self)
-        #expect(!fixture.archiveExists(Plain.self))
+        #expect(!fixture.hasArchive(Plain.self))
         #expect(try cache.getCachedItems(Plain.self) == nil)
     }
 
@@ -358,8 +362,9 @@ struct MemoryTests {
 
     // MARK: - Faults
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aFailedSpillKeepsTheEntryDirtyReportsAndIsRetriedByTheNextFlush() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let armed = Locked(true)
         let cache = try fixture.openCache(
             memory: .layer(entries: 1, writeBackDelay: nil),
@@ -387,8 +392,9 @@ struct MemoryTests {
         #expect(try fixture.openCache().getCachedItems(Plain.self, forKey: "a") == [Plain(value: 1)])
     }
 
+    // Fails archive files' renames: each collection a file of its own.
     @Test func aMemoryWarningWhoseWritesFailKeepsTheData() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let armed = Locked(true)
         let cache = try fixture.openCache(
             memory: .layer(writeBackDelay: nil),

@@ -2,7 +2,7 @@ import Foundation
 import MenuModel
 import Testing
 
-@_spi(Benchmarks) @testable import AppCacheKit
+@testable import AppCacheKit
 
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +48,6 @@ struct RemovalVisibilityTests {
     func noOtherInstanceReadsARemovedUsersCollectionsOnceTheCallReturns(_ removal: Removal) throws {
         let fixture = try Fixture()
         var configuration = fixture.configuration(memory: .layer(writeBackDelay: .seconds(60)))
-        configuration.packLimit = PackTable.defaultLimit
         configuration.lockTimeout = .milliseconds(50)
         let remover = try AppCache(configuration: configuration)
         for key in 0..<12 { try remover.cacheItems(MenuItem.sampleMenu(count: 2, seed: key), forKey: "k\(key)") }

@@ -16,7 +16,7 @@ struct SessionTests {
         try cache.switchUser(to: "bob")
         #expect(try cache.cacheItems(notes, forKey: "feed", for: session))
         #expect(try cache.getCachedItems(Note.self, forKey: "feed") == nil, "never in bob's space")
-        #expect(fixture.archiveExists(Note.self, key: "feed", user: "alice"), "written at once, not kept in memory")
+        #expect(fixture.hasArchive(Note.self, key: "feed", user: "alice"), "written at once, not kept in memory")
         try cache.switchUser(to: "alice")
         #expect(try cache.getCachedItems(Note.self, forKey: "feed") == notes)
         #expect(try cache.cacheItems([Note.make(3)], forKey: "feed", for: session), "switching away and back removes nothing")
@@ -36,7 +36,7 @@ struct SessionTests {
         }
         #expect(try cache.cacheItems(notes, for: session) == false)
         try cache.flush()
-        #expect(!fixture.archiveExists(Note.self, user: "alice"))
+        #expect(!fixture.hasArchive(Note.self, user: "alice"))
         #expect(try cache.getCachedItems(Note.self) == nil)
 
         // A session taken now holds again.
@@ -49,16 +49,17 @@ struct SessionTests {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         try cache.cacheItems(notes)
-        #expect(!fixture.archiveExists(Note.self))
+        #expect(!fixture.hasArchive(Note.self))
         try cache.signOut(removingData: false)
         #expect(cache.user == nil)
         cache.store.waitForBackgroundWork()
-        #expect(fixture.archiveExists(Note.self, user: "alice"))
+        #expect(fixture.hasArchive(Note.self, user: "alice"))
         #expect(try cache.getCachedItems(Note.self) == nil)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func signingOutRemovingDataWritesNothingOfTheirsFirst() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let recorded = Locked<[String]>([])
         var configuration = fixture.configuration(memory: .layer(writeBackDelay: nil))
         configuration.faults = { operation, path in
@@ -90,8 +91,8 @@ struct SessionTests {
         try cache.removeUser("alice")
         #expect(cache.user == nil)
         try cache.cacheItems(notes)
-        #expect(!fixture.archiveExists(Note.self, user: "alice"), "a following write cannot land in the wiped user")
-        #expect(fixture.archiveExists(Note.self, user: nil))
+        #expect(!fixture.hasArchive(Note.self, user: "alice"), "a following write cannot land in the wiped user")
+        #expect(fixture.hasArchive(Note.self, user: nil))
     }
 
     @Test func aSingleValueIsACollectionOfOne() throws {
@@ -228,8 +229,9 @@ struct SessionTests {
         #expect(fixture.diagnostics.errors.isEmpty)
     }
 
+    // Counts archive files' renames: each collection a file of its own.
     @Test func aPinnedWriteIsOneWrite() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let renames = Locked(0)
         var configuration = fixture.configuration()
         configuration.faults = { operation, path in
@@ -244,6 +246,6 @@ struct SessionTests {
         fixture.clock.advance(by: .seconds(11))
         #expect(try cache.getCachedItems(Note.self, forKey: "saved") == notes, "pinned: the time to live waits")
         try cache.removeExpired()
-        #expect(fixture.archiveExists(Note.self, key: "saved"))
+        #expect(fixture.hasArchive(Note.self, key: "saved"))
     }
 }

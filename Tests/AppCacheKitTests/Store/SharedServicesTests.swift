@@ -26,7 +26,7 @@ struct SharedServicesTests {
         let writer = try fixture.openCache(memory: .layer(), sharing: true)
         let reader = try fixture.openCache(memory: .layer(), sharing: true)
         try writer.cacheItems(Self.notes, forKey: "top")
-        #expect(!fixture.archiveExists(Note.self, key: "top"), "written back only on a flush")
+        #expect(!fixture.hasArchive(Note.self, key: "top"), "written back only on a flush")
         #expect(try reader.getCachedItems(Note.self, forKey: "top") == Self.notes)
         #expect(reader.memoryStatistics.hits >= 1, "a memory hit, not a read of the disk")
     }
@@ -50,7 +50,7 @@ struct SharedServicesTests {
         defer { held.signal() }
         try first.switchUser(to: "bob")
         #expect(second.user == "bob", "one current user")
-        #expect(!fixture.archiveExists(Note.self, key: "top", user: "alice"), "the spill waits")
+        #expect(!fixture.hasArchive(Note.self, key: "top", user: "alice"), "the spill waits")
         #expect(try second.getCachedItems(Note.self, forKey: "top") == nil, "bob has none")
         let read = try second.updateItems(Note.self, forKey: "top", for: alice) { $0.append(Note.make(3)) }
         #expect(read == Self.notes + [Note.make(3)], "alice's items, found in memory while their spill waits")
@@ -67,8 +67,9 @@ struct SharedServicesTests {
         #expect(try second.entries().isEmpty)
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func everyInstancesDiagnosticsHearsTheStoresProblems() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let other = DiagnosticsRecorder()
         let first = try AppCache(configuration: fixture.configuration(sharing: true))
         var configuration = fixture.configuration(sharing: true)

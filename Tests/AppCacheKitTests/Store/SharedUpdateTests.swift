@@ -34,11 +34,12 @@ import Testing
         #expect(try widget.getCachedItems(Plain.self, forKey: "log")?.count == 2 * perWriter)
     }
 
+    // Steps in after an archive file's rename: each collection a file of its own.
     /// Another writer's archive is in place but its batch has not yet moved the change count
     /// (it is appending its journal lines): an update must not change this process's older copy
     /// in memory and write it over the new archive.
     @Test func anUpdateNeverChangesAStaleCopyOfANewerArchive() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let app = try fixture.openCache(memory: .layer(writeBackDelay: nil))
         try app.cacheItems([Plain(value: 1)], forKey: "log")
         try app.flush()

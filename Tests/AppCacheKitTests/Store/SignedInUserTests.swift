@@ -50,7 +50,7 @@ import Testing
         #expect(await eventually { widget.user == "bob" })
         #expect(try widget.cacheItems([Plain(value: 9)], forKey: "feed", for: session))
         #expect(try widget.getCachedItems(Plain.self, forKey: "feed") == nil, "bob does not see alice's refresh")
-        #expect(fixture.archiveExists(Plain.self, key: "feed", user: "alice"))
+        #expect(fixture.hasArchive(Plain.self, key: "feed", user: "alice"))
     }
 
     @Test func aDamagedRecordIsIgnored() throws {

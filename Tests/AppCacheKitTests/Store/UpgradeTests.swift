@@ -243,8 +243,8 @@ import Testing
         #expect(report.message.contains("ArticleWithMinutes"))
         #expect(report.message.contains("`items[0].readingMinutes`: missing"))
         #expect(report.key == "pinned" && report.cacheName == "Articles")
-        #expect(fixture.archiveExists(ArticleWithMinutes.self, key: "pinned"), "the pinned archive is kept")
-        #expect(!fixture.archiveExists(ArticleWithMinutes.self, key: "plain"), "an unpinned one is removed")
+        #expect(fixture.hasArchive(ArticleWithMinutes.self, key: "pinned"), "the pinned archive is kept")
+        #expect(!fixture.hasArchive(ArticleWithMinutes.self, key: "plain"), "an unpinned one is removed")
 
         // The app learns and decodes the old archives with a default: the pinned items are back.
         let fixed = try fixture.openCache()

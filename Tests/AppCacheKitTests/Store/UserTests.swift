@@ -43,10 +43,11 @@ struct UserTests {
         #expect(directories.allSatisfy { $0.hasPrefix("user-") })
     }
 
+    // Looks at archive files: each collection a file of its own.
     /// A user directory's name may be hashed, but every archive names its user, so a tool
     /// listing the cache can tell whose data it is.
     @Test func archivesNameTheirUser() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let longUser = String(repeating: "ü", count: 1000)
         let cache = try fixture.openCache(user: longUser)
         try cache.cacheItems([Plain(value: 1)], forKey: "k")

@@ -5,8 +5,9 @@ import Testing
 
 /// App schema versions and model schema versions.
 struct VersionTests {
+    // Looks at archive files: each collection a file of its own.
     @Test func openingWithAnotherVersionWipesTheOldOneForAllUsers() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let old = try fixture.openCache(schemaVersion: "1.0", user: "alice")
         try old.cacheItems(MenuItem.sampleMenu(count: 2))
         try old.switchUser(to: "bob")
@@ -84,8 +85,9 @@ struct VersionTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.rootPath + "/.wipe-1234"))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aFailedWipeIsAnErrorAndNothingMixes() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         try fixture.openCache(schemaVersion: "1").cacheItems(MenuItem.sampleMenu(count: 2))
         let error = expectAppCacheError {
             _ = try fixture.openCache(schemaVersion: "2", faults: { operation, _ in operation == .rename ? EIO : nil })
@@ -111,8 +113,9 @@ struct VersionTests {
         #expect(FileManager.default.fileExists(atPath: fixture.rootPath + "/other"))
     }
 
+    // Looks at archive files: each collection a file of its own.
     @Test func aModelSchemaMismatchIsAMissAndRemovesTheArchive() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Note.make(1)])
         #expect(try cache.getCachedItems(NoteV2.self) == nil)

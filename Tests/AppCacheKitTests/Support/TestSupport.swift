@@ -1,8 +1,10 @@
 @_exported import AppCacheTestSupport
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+// The one `@_spi` import of the suite: `packLimit` sets the fixture's archive layout.
 @_spi(Benchmarks) @testable import AppCacheKit
 
 /// Collects what the cache reports to its diagnostics hook.
@@ -24,10 +26,34 @@ struct Fixture {
     /// the suite's own waits keep real time, as its timing tests ask).
     let clock = CacheClock()
     let diagnostics = DiagnosticsRecorder()
+    /// How the fixture's caches lay their archives out.
+    let archiveLayout: ArchiveLayout
 
-    /// - Parameter base: where the root goes (the system's temporary directory by default).
-    init(prefix: String = "AppCacheKitTests", in base: URL = FileManager.default.temporaryDirectory) throws {
+    /// How a test's caches lay archives out on disk.
+    enum ArchiveLayout: Sendable {
+        /// As in an app: small archives share their user directory's pack. Tests of what the
+        /// cache does run on it; they see the disk through ``hasArchive(_:key:user:schemaVersion:)``
+        /// and ``measuredUsage()``, which read both layouts.
+        case production
+        /// Every archive a file of its own, for the tests about the disk layout that find, age,
+        /// count or damage archive files (``archivePath(_:key:user:schemaVersion:)``,
+        /// ``archiveExists(_:key:user:)``, ``allFiles()``).
+        case filePerCollection
+        /// Archives up to `limit` bytes packed, for the tests of the pack that also look at
+        /// which archives are files of their own.
+        case packed(limit: Int)
+    }
+
+    /// - Parameters:
+    ///   - base: where the root goes (the system's temporary directory by default).
+    ///   - layout: how the caches lay archives out; the production layout unless the test is
+    ///     about archive files.
+    init(
+        prefix: String = "AppCacheKitTests", in base: URL = FileManager.default.temporaryDirectory,
+        layout: ArchiveLayout = .production
+    ) throws {
         directory = try TemporaryDirectory(prefix: prefix, in: base)
+        archiveLayout = layout
     }
 
     var root: URL { directory.url }
@@ -63,9 +89,11 @@ struct Fixture {
         // must not write the caches of tests running beside it. Tests of exit flushing turn
         // it on.
         configuration.flushesAtExit = false
-        // These tests age, damage and count archive files: every archive is a file of its
-        // own here. PackTests cover the packed layout, and the torture program runs on it.
-        configuration.packLimit = 0
+        switch archiveLayout {
+        case .production: break
+        case .filePerCollection: configuration.packLimit = 0
+        case .packed(let limit): configuration.packLimit = limit
+        }
         switch memory {
         case .diskOnly:
             configuration.writeBackDelay = .zero
@@ -85,19 +113,43 @@ struct Fixture {
         try AppCache(configuration: configuration(schemaVersion: schemaVersion, user: user, memory: memory, faults: faults, sharing: sharing))
     }
 
-    /// Whether the archive of a collection exists on disk.
-    func archiveExists<Model: CacheableModel>(_ type: Model.Type, key: String? = nil, user: String? = "alice") -> Bool {
-        FileManager.default.fileExists(atPath: archivePath(type, key: key, user: user))
+    /// Whether the archive of a collection is a file of its own on disk.
+    func archiveExists<Model: CacheableModel>(
+        _ type: Model.Type, key: String? = nil, user: String? = "alice", sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        FileManager.default.fileExists(atPath: archivePath(type, key: key, user: user, sourceLocation: sourceLocation))
+    }
+
+    /// Whether a collection has an archive on disk, in either layout: a file of its own or a
+    /// record in its user directory's pack.
+    func hasArchive<Model: CacheableModel>(
+        _ type: Model.Type, key: String? = nil, user: String? = "alice", schemaVersion: String = "1"
+    ) -> Bool {
+        let layout = layout(schemaVersion: schemaVersion)
+        guard let fileSystem = try? FileSystem.open(rootPath: layout.rootPath, versionName: layout.versionDirectoryName, create: false)
+        else { return false }
+        let store = DiskStore(layout: layout, fileSystem: fileSystem)
+        return store.facts(of: layout.archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key))) != nil
     }
 
     func layout(schemaVersion: String = "1") -> CacheLayout {
         CacheLayout(rootDirectory: root, schemaVersion: schemaVersion)
     }
 
-    /// The archive path of a collection.
+    /// The archive path of a collection, where its file of its own is (or would be).
+    ///
+    /// In the production layout a collection is a record in a pack, and what is at the path says
+    /// nothing of it: a test that looks there opens its fixture with another layout, or this
+    /// records an issue.
     func archivePath<Model: CacheableModel>(
-        _ type: Model.Type, key: String? = nil, user: String? = "alice", schemaVersion: String = "1"
+        _ type: Model.Type, key: String? = nil, user: String? = "alice", schemaVersion: String = "1",
+        sourceLocation: SourceLocation = #_sourceLocation
     ) -> String {
+        if case .production = archiveLayout {
+            Issue.record(
+                "An archive file in the production layout says nothing of the collection: open the fixture with `layout: .filePerCollection`, or ask `hasArchive`.",
+                sourceLocation: sourceLocation)
+        }
         let layout = layout(schemaVersion: schemaVersion)
         return layout.absolutePath(layout.archivePath(for: ArchiveKey(user: user, cacheName: Model.cacheName, key: key)))
     }
