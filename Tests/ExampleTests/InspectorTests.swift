@@ -1,4 +1,4 @@
-@testable import AppCacheKit
+@_spi(Benchmarks) @testable import AppCacheKit
 import AppCacheTestSupport
 import Foundation
 import MenuModel
@@ -89,6 +89,7 @@ struct InspectorTests {
         #expect((bob["ageSeconds"] as? Double).map { $0 > 7100 && $0 < 7300 } == true)
         #expect(bob["pinned"] as? Bool == false)
         #expect(bob["checksumVerified"] == nil, "not verified unless asked")
+        #expect(bob["items"] as? Int == 3, "told from the payload's framing")
         #expect(bob["packed"] as? Bool == true, "a small collection is a record of bob's pack")
         #expect((bob["path"] as? String)?.hasSuffix("/version-1/user-bob/MenuItems.archive") == true, "named as its file would be")
     }
@@ -187,6 +188,71 @@ struct InspectorTests {
         let after = try await inspect.run([scratch.cacheRoot, "--verify"], scratch: scratch.url)
         #expect(after.status == 0)
         #expect(!after.standardOutput.contains("UNDECODABLE"))
+    }
+
+    /// `--stats` on a root with two types, two users, an archive file and pack records, one
+    /// stale and one damaged: per type and user, and a total, in a table and in JSON.
+    @Test func statsSumsEachTypePerUserWithItemCounts() async throws {
+        let scratch = try ExampleTests.Scratch()
+        // Dates from a clock three hours back, moved by hand (the inspector ages by real time).
+        let clock = CacheClock(now: Date().addingTimeInterval(-3 * 3600))
+        func configuration(user: String, packed: Bool) -> AppCache.Configuration {
+            var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: user)
+            configuration.clock = clock
+            configuration.writeBackDelay = .zero
+            configuration.flushesAtExit = false
+            if !packed { configuration.packLimit = 0 }
+            return configuration
+        }
+        // ann: 5 menu items in a file of their own, three hours old (past the 10 minutes they
+        // were written with); bob: two menus (2 and 3 items) and a feed of 4 posts in his pack,
+        // recent; his "broken" menu is damaged.
+        try AppCache(configuration: configuration(user: "ann", packed: false)).cacheItems(MenuItem.sampleMenu(count: 5))
+        clock.advance(by: .seconds(3 * 3600 - 60))
+        let bob = try AppCache(configuration: configuration(user: "bob", packed: true))
+        try bob.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "lunch")
+        try bob.cacheItems(MenuItem.sampleMenu(count: 3), forKey: "broken")
+        try bob.cacheItems(FeedPost.sampleFeed(count: 4))
+        let pack = URL(filePath: scratch.cacheRoot + "/version-1/user-bob/.pack")
+        var bytes = try Data(contentsOf: pack)
+        let key = try #require(bytes.firstRange(of: Data("broken".utf8)))
+        bytes[key.upperBound + 4 + 8] ^= 0x20
+        try bytes.write(to: pack)
+        let before = try snapshot(scratch.cacheRoot)
+
+        let table = try await inspect.run([scratch.cacheRoot, "--stats", "--verify"], scratch: scratch.url)
+        #expect(table.status == 3, "the damage is reported in the exit status")
+        let lines = table.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("VERSION  USER  CACHE      COLLECTIONS  BYTES  ITEMS  OLDEST  STALEST") })
+        let ann = try #require(lines.first { $0.hasPrefix("1        ann   MenuItems") })
+        #expect(ann.contains("  1  ") && ann.contains("  5  ") && ann.contains("(default), 2 h past 10 min"), "\(ann)")
+        let bobMenus = try #require(lines.first { $0.hasPrefix("1        bob   MenuItems") })
+        #expect(bobMenus.contains("  2  ") && bobMenus.contains("  2+?  ") && bobMenus.hasSuffix("-"), "\(bobMenus)")
+        let bobFeed = try #require(lines.first { $0.hasPrefix("1        bob   FeedPosts") })
+        #expect(bobFeed.contains("  4  ") && bobFeed.hasSuffix("-"), "\(bobFeed)")
+        let total = try #require(lines.first { $0.hasPrefix("TOTAL") })
+        #expect(total.contains("  4  ") && total.contains("  11+?  ") && total.contains("MenuItems (default), 2 h past 10 min"), "\(total)")
+
+        let json = try await inspect.run([scratch.cacheRoot, "--json", "--stats", "--verify"], scratch: scratch.url)
+        #expect(json.status == 3)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let groups = try #require(document["groups"] as? [[String: Any]])
+        #expect(groups.map { "\($0["user"] ?? "-") \($0["cacheName"] ?? "-")" } == ["ann MenuItems", "bob FeedPosts", "bob MenuItems"])
+        let totals = groups.compactMap { $0["totals"] as? [String: Any] }
+        #expect(totals.map { $0["collections"] as? Int } == [1, 1, 2])
+        #expect(totals.map { $0["items"] as? Int } == [5, 4, 2])
+        #expect(totals.map { $0["collectionsWithUnknownItemCount"] as? Int } == [0, 0, 1])
+        let sum = try #require(document["total"] as? [String: Any])
+        #expect(sum["collections"] as? Int == 4 && sum["items"] as? Int == 11)
+        let archives = try #require(try JSONSerialization.jsonObject(with: Data(try await inspect.run([scratch.cacheRoot, "--json"], scratch: scratch.url).standardOutput.utf8)) as? [String: Any])["archives"] as? [[String: Any]]
+        #expect(sum["bytes"] as? Int == archives?.reduce(0) { $0 + ($1["bytes"] as? Int ?? 0) }, "the archives' bytes, summed")
+        let stalest = try #require(sum["stalest"] as? [String: Any])
+        #expect((stalest["overdueSeconds"] as? Double).map { $0 > 10_100 && $0 < 10_300 } == true)
+        #expect(stalest["thresholdSeconds"] as? Double == 600)
+        #expect((stalest["archive"] as? [String: Any])?["user"] as? String == "ann")
+        let oldest = try #require(sum["oldest"] as? [String: Any])
+        #expect((oldest["ageSeconds"] as? Double).map { $0 > 10_700 && $0 < 10_900 } == true)
+        #expect(try snapshot(scratch.cacheRoot).mapValues(\.0) == before.mapValues(\.0), "read-only")
     }
 
     @Test func neverWipesOtherVersions() async throws {

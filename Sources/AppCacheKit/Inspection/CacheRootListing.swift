@@ -48,6 +48,11 @@ public struct CacheRootListing: Sendable {
         /// Whether it is stored in its user directory's pack of small archives (`.pack`)
         /// rather than as a file of its own.
         public var isPacked: Bool = false
+        /// How many items the collection holds, told from its payload's framing without
+        /// decoding an item (the binary codec's array count; the elements of a JSON payload's
+        /// array); with `verifyChecksums`, only from a payload that passed its checksum.
+        /// `nil` when it cannot be told: a damaged payload, or a codec this build does not know.
+        public var itemCount: Int?
     }
 
     /// A mutation queued for the server (``AppCache/enqueue(_:)``) in a user's outbox, listed
@@ -106,13 +111,15 @@ public struct CacheRootListing: Sendable {
     ///
     /// - Parameters:
     ///   - root: a cache root directory, as `AppCache.Configuration.rootDirectory`.
-    ///   - verifyChecksums: also read each payload and check its length and checksum.
+    ///   - verifyChecksums: also read each payload and check its length and checksum (and take
+    ///     each ``Archive/itemCount`` from the checked payload).
     ///   - progress: called with (files done, files in all) as files are read; on the calling
     ///     thread.
     /// - Throws: `notACache` when `root` is not a directory holding a `version-*` directory;
     ///   `permissionDenied` or `ioFailure` when it cannot be listed.
-    /// - Complexity: one directory listing per user, one header read per archive (a whole-file
-    ///   read with `verifyChecksums`).
+    /// - Complexity: one directory listing per user; per archive, one header read and a read of
+    ///   its payload's framing (13 bytes of a binary payload; all of a JSON payload, in chunks
+    ///   of 1 MiB), or one whole-file read with `verifyChecksums`.
     public static func read(
         root: URL, verifyChecksums: Bool = false, progress: ((Int, Int) -> Void)? = nil
     ) throws -> CacheRootListing {
@@ -210,21 +217,33 @@ public struct CacheRootListing: Sendable {
             let header = summary.header
             var verified: Bool?
             var modelProblem: String?
+            var itemCount: Int?
             if verifyChecksums {
-                let read = try? file.store.record(at: file.path, forKey: summary.archiveKey, versions: .only(header.schemaVersion))
-                if case .found = read { verified = true } else { verified = false }
+                // The count from the payload whose checksum was checked, in the same read.
+                let read = try? file.store.read(at: file.path, forKey: summary.archiveKey, versions: .only(header.schemaVersion)) { record, payload in
+                    PayloadItemCount.count(codec: record.codec, payload: payload)
+                }
+                if case .found(let count, _) = read {
+                    verified = true
+                    itemCount = count
+                } else {
+                    verified = false
+                }
                 let mismatches = mismatchLogs[file.version] ?? ModelMismatchLog.read(from: file.store)
                 mismatchLogs[file.version] = mismatches
                 modelProblem = mismatches.last {
                     $0.archive == file.path && $0.size == summary.size
                         && $0.cachedMilliseconds == Milliseconds.nearest(summary.cachedDate)
                 }?.reason
+            } else {
+                itemCount = file.store.itemCount(at: file.path, of: summary)
             }
             archives.append(Archive(
                 schemaVersion: file.version, user: header.user, cacheName: header.cacheName, key: header.key,
                 bytes: summary.size, cachedDate: summary.cachedDate, expiry: header.expiry, isPinned: header.isPinned,
                 stalenessThreshold: header.stalenessThreshold, modelSchemaVersion: Int(clamping: header.schemaVersion),
-                checksumVerified: verified, modelProblem: modelProblem, path: fullPath, isPacked: summary.isPacked))
+                checksumVerified: verified, modelProblem: modelProblem, path: fullPath, isPacked: summary.isPacked,
+                itemCount: itemCount))
         }
         var users: [String?] = []
         for archive in archives where !users.contains(archive.user) {
