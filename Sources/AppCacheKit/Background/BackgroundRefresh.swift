@@ -100,7 +100,7 @@ struct BackgroundRefresh {
             let known = uses.uses(of: session, switches: switches, store: store)
             let now = store.configuration.now()
             return entries.compactMap { entry -> Candidate? in
-                guard entry.isStale, let use = known[CollectionUses.Key(user: session.user, cacheName: entry.cacheName, key: entry.key)],
+                guard entry.isStale, let use = known[.init(cacheName: entry.cacheName, key: entry.key)],
                     now.timeIntervalSince(use.date) <= window.timeInterval
                 else { return nil }
                 return Candidate(collection: .init(cacheName: entry.cacheName, key: entry.key), lastUse: use.date, fetch: use.fetch)

@@ -66,7 +66,6 @@ final class QueryClient: Sendable {
         _ type: Model.Type, key: String?, for session: CacheSession?,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) {
-        let user = session?.user ?? store.user
-        uses.noteUse(.init(user: user, cacheName: store.typeInfo(Model.self).cacheName, key: key), fetch: BackgroundFetch(Model.self, fetch), store: store)
+        uses.noteUse(Model.self, key: key, user: session?.user ?? store.user, store: store, fetch: fetch)
     }
 }
