@@ -170,6 +170,49 @@ import Testing
         #expect(try cache.getCachedItems(Post.self, forKey: "a")?.first?.title == "two")
     }
 
+    @Test func aSendThatFailsEndsTheWaitForTheSenderWithoutRetrying() async throws {
+        let clock = CacheClock()
+        let cache = try AppCache(configuration: configuration(clock))
+        try cache.cacheItems([Post(id: 1)], forKey: "a")
+        let attempts = Locked(0)
+        cache.registerSender(for: Retitle.self) { _, _ in
+            attempts.withLock { $0 += 1 }
+            throw URLError(.timedOut)
+        }
+        try cache.enqueue(Retitle(title: "one"))
+        #expect(await eventually { attempts.withLock { $0 } == 1 && cache.pendingMutations.first?.lastError != nil })
+
+        let deadline = ContinuousClock.Instant.now + .seconds(30)
+        let report = await cache.refreshInBackground(until: deadline)
+        #expect(ContinuousClock.Instant.now < deadline - .seconds(20), "the backoff is not waited out")
+        #expect(attempts.withLock { $0 } == 2, "tried once more, at once")
+        #expect(report.sentMutations == 0 && report.pendingMutations == 1)
+        #expect(report.finishedInTime, "the sender had nothing more it could send")
+    }
+
+    @Test func tellsNotModifiedAndFailedApart() async throws {
+        let clock = CacheClock()
+        let cache = try AppCache(configuration: configuration(clock))
+        struct Down: Error {}
+        cache.registerFetch(for: Post.self) { context in
+            if context.key == "down" { throw Down() }
+            return .notModified
+        }
+        for key in ["same", "down"] {
+            try cache.cacheItems([Post(id: 1)], forKey: key)
+            try await use(cache, key)
+        }
+        clock.advance(by: .seconds(2 * 3600))
+
+        let report = await cache.refreshInBackground(until: .now + .seconds(60))
+        #expect(report.notModified.map(\.key) == ["same"])
+        #expect(report.failed.map(\.collection.key) == ["down"])
+        #expect(report.failed.first?.error is Down)
+        #expect(!cache.isStale(Post.self, forKey: "same"), "re-dated")
+        #expect(cache.isStale(Post.self, forKey: "down"))
+        #expect(try cache.getCachedItems(Post.self, forKey: "down") == [Post(id: 1)])
+    }
+
     @Test func flushesAndTrimsMemory() async throws {
         let clock = CacheClock()
         let configuration = configuration(clock)
