@@ -12,13 +12,16 @@ import MenuModel
 /// had. Run it several times on one cache directory to see each case. With `--bookmark N` it
 /// bookmarks a post with the network down: shown at once, queued durably, sent when the
 /// network returns (or by the next launch). With `--one-post` it keeps one post liked and
-/// bookmarked offline right in four lists, across a kill.
+/// bookmarked offline right in four lists, across a kill. With `--background-refresh` it is
+/// launched as the system launches an app for a `BGAppRefreshTask`: one call refreshes the
+/// stale feeds read recently and returns before the deadline.
 @main
 struct NewsFeed {
     static let usage = """
         usage: news-feed [--root DIR] [--user NAME] [--edition N] [--offline] [--force-stale]
                          [--server-delay MS] [--posts N] [--live]
                          [--bookmark N [--offline-for MS | --stay-offline]] [--one-post]
+                         [--background-refresh [--deadline MS]]
 
           --root DIR          cache directory (default: <temporary directory>/news-feed-cache)
           --user NAME         whose feed (default: reader)
@@ -36,6 +39,9 @@ struct NewsFeed {
           --one-post          one post in four lists (home timeline, author's profile,
                               bookmarks, detail screen): bookmarked and liked offline, the app
                               killed and relaunched, every list kept right, then sent once
+          --background-refresh  a launch for a background refresh task: refetch the stale feeds
+                              read recently, send queued changes, flush, and return before
+                              the deadline (--deadline MS, default: 2000)
         """
 
     static func main() async {
@@ -75,6 +81,18 @@ struct NewsFeed {
         let queuedEarlier = cache.pendingMutations.count
         if queuedEarlier > 0 { print("[outbox] \(queuedEarlier) change(s) queued by an earlier run") }
         registerSenders(on: cache, server: socialServer)
+        let server = NewsServer(
+            edition: options.edition, postCount: options.posts, offline: options.offline, delay: options.serverDelay)
+        // Registered at every launch: the fetch a background refresh runs for every feed, and
+        // what makes the cache record which feeds the reader used.
+        cache.registerFetch(for: FeedPost.self) { context in
+            try await server.topPosts(ifNoneMatch: context.validators?.etag)
+        }
+        if options.backgroundRefresh {
+            print("News feed, background refresh: user \(options.user), server edition \(options.edition)\(options.offline ? ", offline" : ""), server delay \(options.serverDelay.wholeMilliseconds) ms")
+            await BackgroundRefresh.run(cache: cache, deadline: options.deadline)
+            return
+        }
         if let number = options.bookmark {
             print("News feed, bookmarks: user \(options.user), cache \(options.root.path(percentEncoded: false))")
             try await Bookmarks.run(
@@ -86,8 +104,6 @@ struct NewsFeed {
             try await LiveFeed.run(cache: cache, delay: options.serverDelay)
             return
         }
-        let server = NewsServer(
-            edition: options.edition, postCount: options.posts, offline: options.offline, delay: options.serverDelay)
         print("News feed: user \(options.user), server edition \(options.edition)\(options.offline ? ", offline" : ""), cache \(options.root.path(percentEncoded: false))")
 
         // The whole model layer: one call. The closure is the network; everything else (cached
@@ -222,6 +238,8 @@ struct Options {
     var offlineFor = Duration.milliseconds(500)
     var staysOffline = false
     var onePost = false
+    var backgroundRefresh = false
+    var deadline = Duration.milliseconds(2000)
     var help = false
 
     struct Invalid: Error, CustomStringConvertible {
@@ -256,6 +274,8 @@ struct Options {
             case "--offline-for": offlineFor = .milliseconds(try count(for: argument))
             case "--stay-offline": staysOffline = true
             case "--one-post": onePost = true
+            case "--background-refresh": backgroundRefresh = true
+            case "--deadline": deadline = .milliseconds(try count(for: argument))
             case "--help", "-h": help = true
             default: throw Invalid(description: "unknown option '\(argument)'")
             }

@@ -58,8 +58,10 @@ final class OutboxSender: Sendable {
     ///
     /// - Returns: how long to wait for a wake-up at most (`nil`: no timer).
     func sendStep(_ outbox: Outbox) async -> Duration? {
+        let request = outbox.state.withLock { $0.sending.drainRequests }
         let decision = await LibraryThreads.run { [self] in nextSend(outbox) }
         guard case .send(let job) = decision else {
+            outbox.state.withLock { $0.sending.idleAfterRequest = max($0.sending.idleAfterRequest, request) }
             if case .wait(let duration) = decision { return duration }
             return nil
         }
@@ -90,7 +92,10 @@ final class OutboxSender: Sendable {
             outcome = .failed(error)
         }
         renewal.cancel()
-        return await LibraryThreads.run { [self] in finish(outcome, of: job, in: outbox) }
+        let wait = await LibraryThreads.run { [self] in finish(outcome, of: job, in: outbox) }
+        // Backing off after a failure: a drain under way is over (it does not wait out a backoff).
+        if wait != .zero { outbox.state.withLock { $0.sending.idleAfterRequest = max($0.sending.idleAfterRequest, request) } }
+        return wait
     }
 
     /// What the sender does next.
@@ -227,6 +232,7 @@ final class OutboxSender: Sendable {
                 }
                 try markDone(job, in: outbox)
                 store.events.record(.mutationAccepted(name: job.kind.name, id: job.id), cacheName: job.kind.cacheName, key: job.key, user: user)
+                outbox.state.withLock { $0.sending.accepted += 1 }
             case .rejected(let rejection):
                 try markDone(job, in: outbox)
                 store.events.record(

@@ -19,6 +19,13 @@ struct SenderSchedule {
     /// What was reported once already (damage of a file, a change that does not decode, an
     /// unknown kind).
     var reported: Set<String> = []
+    /// How many drains have asked the sender to go through the queue (``Outbox/beginDrain()``).
+    var drainRequests: UInt64 = 0
+    /// The latest drain request a step had seen when it found nothing it could send now (the
+    /// queue empty, or waiting for a backoff, a sender, the lease): the sender is idle after it.
+    var idleAfterRequest: UInt64 = 0
+    /// Changes the server accepted, since the process began.
+    var accepted = 0
 
     /// How long after the last registration a queue's first change may wait for its kind
     /// before it is reported: registrations at launch come one after another.

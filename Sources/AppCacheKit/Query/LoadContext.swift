@@ -11,10 +11,20 @@ public struct LoadContext<Model: CacheableModel>: Sendable {
     public var cachedItems: [Model]?
     /// The HTTP validators stored with them; `nil` when none.
     public var validators: CacheValidators?
+    /// The key of the collection the fetch is for; `nil` for the type's default collection.
+    /// A fetch registered for a whole type (``AppCache/registerFetch(for:_:)``) tells its
+    /// collections apart by it.
+    public var key: String?
 
     /// Makes a context; for tests and previews of fetch closures.
-    public init(cachedItems: [Model]?, validators: CacheValidators?) {
+    ///
+    /// - Parameters:
+    ///   - cachedItems: the cached items the fetch starts from.
+    ///   - validators: the validators stored with them.
+    ///   - key: the key of the collection the fetch is for.
+    public init(cachedItems: [Model]?, validators: CacheValidators?, key: String? = nil) {
         self.cachedItems = cachedItems
         self.validators = validators
+        self.key = key
     }
 }

@@ -10,6 +10,7 @@ extension QueryClient {
         _ type: Model.Type, forKey key: String?, policy: LoadPolicy, retry: RetryPolicy, for given: CacheSession? = nil,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        noteUse(Model.self, key: key, for: given, fetch: fetch)
         // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
         // and no fetch. It is given without a task, from a stream that hands it over without
         // suspending its consumer.
@@ -75,7 +76,7 @@ extension QueryClient {
             FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
         ) { [self] in
             await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry) {
-                validators in try await fetch(LoadContext(cachedItems: cachedItems, validators: validators))
+                validators in try await fetch(LoadContext(cachedItems: cachedItems, validators: validators, key: key))
             }
         }
         switch outcome {

@@ -37,6 +37,7 @@ extension QueryClient {
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
     ) -> @Sendable () -> Void {
+        noteUse(Model.self, key: key, for: target, fetch: fetch)
         let refresh = store.configuration.followsRefreshTriggers ? refresh : .none
         let signal = ChangeSignal()
         let observer = observers.add(cacheName: store.typeInfo(Model.self).cacheName, key: key, signal: signal)
@@ -172,7 +173,7 @@ extension QueryClient {
                     Model.self, key: key, session: session, validators: cached?.stored.validators, isPinned: cached?.stored.isPinned ?? false,
                     retry: retry
                 ) { validators in
-                    try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators))
+                    try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators, key: key))
                 }
             }
             watch.pollFrom = store.configuration.timers.uptime

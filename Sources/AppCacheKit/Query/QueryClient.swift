@@ -25,6 +25,9 @@ final class QueryClient: Sendable {
     /// Wakes the observers when another process or instance changes the disk; started by the
     /// first stream.
     let watcher: ChangeWatcher
+    /// The fetches registered for background refreshes, and the collections loads and watches
+    /// used (see ``CollectionUses``).
+    let uses = CollectionUses()
     /// How to stop the network path monitors started for watches.
     let pathMonitors = Locked<[@Sendable () -> Void]>([])
     /// Told when the network came back (the outbox sends at once).
@@ -55,5 +58,14 @@ final class QueryClient: Sendable {
         network.signal()
         refreshTriggers.reconnect()
         onNetwork()
+    }
+
+    /// Notes that a load or watch of the collection of `Model` under `key` began, for
+    /// background refreshes (``CollectionUses``): `session`'s user's, or the current one's.
+    func noteUse<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, for session: CacheSession?,
+        fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
+    ) {
+        uses.noteUse(Model.self, key: key, user: session?.user ?? store.user, store: store, fetch: fetch)
     }
 }

@@ -36,13 +36,16 @@ extension CollectionStore {
     func entries() throws -> [CacheEntry] {
         let (user, slot) = state.withLock { ($0.user, $0.userSlot) }
         let due = settleDueWipes()  // before listing: removed directories are not listed
+        // The recorded uses of collections (``RecordedUse``) are the library's own bookkeeping.
         return mergedEntries(memoryUser: slot, paths: try disk.store.archivePaths(user: user), due: due)
+            .filter { $0.cacheName != RecordedUse.cacheName }
     }
 
     /// Every user's collections, in memory and on disk.
     func entriesOfAllUsers() throws -> [CacheEntry] {
         let due = settleDueWipes()
         return mergedEntries(memoryUser: nil, paths: try disk.store.archivePathsOfAllUsers(), due: due)
+            .filter { $0.cacheName != RecordedUse.cacheName }
     }
 
     func setPinned<Model: CacheableModel>(_ pinned: Bool, _ type: Model.Type, key: String?) throws {
