@@ -13,12 +13,12 @@ extension AppCache {
     /// loads and watches of them) are also recorded in the cache, per user, so that a process
     /// the system launches in the background (where nothing has been loaded yet) knows what the
     /// app used. A second registration for the type replaces the first. Registrations are
-    /// shared by the instances that share a store (``CacheServices``), as senders are.
+    /// shared by the instances of one configuration (which share a store), as senders are.
     ///
     /// ```swift
     /// cache.registerFetch(for: Post.self) { context in
-    ///     let response = try await api.posts(feed: context.key ?? "top", ifNoneMatch: context.validators?.etag)
-    ///     return response.notModified ? .notModified : .items(response.posts, validators: response.validators)
+    ///     // The app's own call: items with their validators, or "not modified".
+    ///     try await api.posts(feed: context.key, ifNoneMatch: context.validators?.etag)
     /// }
     /// ```
     ///
@@ -78,6 +78,8 @@ extension AppCache {
     /// the task is safe.
     ///
     /// ```swift
+    /// import BackgroundTasks
+    ///
     /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.refresh", using: nil) { task in
     ///     let work = Task {
     ///         let report = await cache.refreshInBackground(until: .now + .seconds(25))
@@ -118,6 +120,8 @@ extension AppCache {
     /// expiration, then completes the task, successful when everything was done in time.
     ///
     /// ```swift
+    /// import BackgroundTasks
+    ///
     /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.refresh", using: nil) { task in
     ///     cache.handle(task as! BGAppRefreshTask)
     /// }

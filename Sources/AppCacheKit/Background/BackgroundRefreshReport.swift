@@ -3,8 +3,8 @@
 ///
 /// ```swift
 /// let report = await cache.refreshInBackground(until: .now + .seconds(25))
-/// log("refreshed \(report.refreshed.count), \(report.skipped.count) left for next time")
-/// task.setTaskCompleted(success: report.finishedInTime)
+/// print("refreshed \(report.refreshed.count), \(report.skipped.count) left for next time")
+/// print(report.finishedInTime ? "done in time" : "cut short")  // what a BGAppRefreshTask completes with
 /// ```
 ///
 /// Collections are listed most recently used first, the order the refresh took them in.

@@ -57,7 +57,7 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Why a collection left memory or disk.
-    public enum EvictionReason: String, Sendable, Equatable {
+    public enum EvictionReason: Sendable, Equatable {
         /// The memory layer was over ``AppCache/Configuration/memoryByteLimit`` or
         /// ``AppCache/Configuration/memoryEntryLimit``, or the app received a memory warning.
         case memoryLimit

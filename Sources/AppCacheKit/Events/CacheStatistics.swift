@@ -31,8 +31,9 @@ public struct CacheStatistics: Sendable, Equatable {
         public var bytesRead = 0
         /// Payload bytes written to disk.
         public var bytesWritten = 0
-        /// Collections decoded, and the time that took.
+        /// Collections decoded (each disk hit decodes one).
         public var decodes = 0
+        /// The time the decodes took, on the reading threads.
         public var decodeTime: Duration = .zero
 
         /// Creates zero counts.
@@ -67,6 +68,7 @@ public struct CacheStatistics: Sendable, Equatable {
         public var key: String?
         /// Its user; `nil` for the shared space.
         public var user: String?
+        /// What the cache did for it.
         public var counts: Counts
     }
 

@@ -93,6 +93,7 @@ extension CacheRootListing {
     /// (``Archive/stalenessThreshold``), else `defaultThreshold`.
     ///
     /// ```swift
+    /// let listing = try CacheRootListing.read(root: url)
     /// let statistics = listing.statistics(threshold: .seconds(600))
     /// print(statistics.total.collections, statistics.total.bytes, statistics.total.items)
     /// ```

@@ -173,7 +173,8 @@ import Testing
     }
 
     @Test func aDamagedArchiveIsToldAsAProblem() async throws {
-        let fixture = try Fixture()
+        // Damages the archive's file.
+        let fixture = try Fixture(layout: .filePerCollection)
         let cache = try fixture.openCache()
         try cache.cacheItems([Post(id: 1)], forKey: "top")
         let reader = try fixture.openCache()

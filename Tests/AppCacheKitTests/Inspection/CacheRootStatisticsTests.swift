@@ -15,7 +15,8 @@ struct CacheRootStatisticsTests {
         let damaged: String
 
         init() throws {
-            fixture = try Fixture()
+            // Files for alice and the shared space (one is damaged in place), a pack for bob.
+            fixture = try Fixture(layout: .filePerCollection)
             let alice = try fixture.openCache(user: "alice")
             try alice.cacheItems((1...3).map { Plain(value: $0) })
             fixture.clock.advance(by: .seconds(7200))
