@@ -20,6 +20,9 @@ final class CacheEventHub: @unchecked Sendable {
     private let counts = Locked<[CollectionName: CacheStatistics.Counts]>([:])
     /// The system log, when the configuration asks for it.
     let systemLog: SystemLog?
+    /// Told whether anyone observes, under the observers' lock, whenever that may have changed
+    /// (the store keeps it beside its memory, see ``StoreState/eventsObserved``).
+    private let observedChanged = Locked<(@Sendable (Bool) -> Void)?>(nil)
     /// The cache's clock.
     let now: @Sendable () -> Date
     /// When counting began.
@@ -55,6 +58,14 @@ final class CacheEventHub: @unchecked Sendable {
         appcache_load_acquire(observerCount) != 0
     }
 
+    /// Calls `body` with whether anyone observes now and whenever that changes.
+    func followObserved(_ body: @escaping @Sendable (Bool) -> Void) {
+        observers.withLock { _ in
+            observedChanged.withLock { $0 = body }
+            body(isObserved)
+        }
+    }
+
     /// A new stream of every event from now on, buffering the newest `limit` a slow reader has
     /// not taken.
     func stream(bufferingNewest limit: Int = 4096) -> AsyncStream<CacheEvent> {
@@ -63,6 +74,7 @@ final class CacheEventHub: @unchecked Sendable {
             state.next += 1
             state.continuations[state.next] = continuation
             appcache_store_release(observerCount, UInt64(state.continuations.count) + (systemLog == nil ? 0 : 1))
+            observedChanged.withLock { $0 }?(true)
             return state.next
         }
         continuation.onTermination = { [weak self] _ in
@@ -70,6 +82,7 @@ final class CacheEventHub: @unchecked Sendable {
             self.observers.withLock { state in
                 state.continuations[id] = nil
                 appcache_store_release(self.observerCount, UInt64(state.continuations.count) + (self.systemLog == nil ? 0 : 1))
+                self.observedChanged.withLock { $0 }?(self.isObserved)
             }
         }
         return stream
@@ -87,8 +100,10 @@ final class CacheEventHub: @unchecked Sendable {
     /// Delivers `event` to every stream and the system log.
     func deliver(_ event: CacheEvent) {
         systemLog?.log(event)
-        let continuations = observers.withLock { Array($0.continuations.values) }
-        for continuation in continuations { continuation.yield(event) }
+        observers.withLock { state in
+            // Yielding never blocks nor runs the reader: it buffers and resumes it elsewhere.
+            for continuation in state.continuations.values { continuation.yield(event) }
+        }
     }
 
     /// The counters so far, with the memory hits the store counts (by collection).

@@ -81,9 +81,11 @@ extension CollectionStore {
     @usableFromInline
     func shownHit(_ type: ObjectIdentifier, _ key: String?) -> MemoryHit? {
         let change = disk.changeCount
+        var observed: (cacheName: String?, user: String?)?
         let hit = state.withLock { state -> MemoryHit? in
             guard change == state.syncedChange else { return nil }
             let memoryKey = MemoryKey(type: type, key: key, user: state.userSlot)
+            if state.eventsObserved { observed = (state.types[type]?.cacheName, state.user) }
             guard state.pending.touches(type, change: change, slot: state.userSlot) else { return state.memory.hit(memoryKey) }
             guard state.pending.isCurrent(change: change, slot: state.userSlot),
                 let overlay = state.overlays.shown(for: memoryKey, epoch: state.pending.epoch, change: change),
@@ -91,7 +93,7 @@ extension CollectionStore {
             else { return nil }
             return state.memory.hit(memoryKey) { MemoryHit($0, showing: overlay.shown) }
         }
-        if hit != nil { recordMemoryHit(type, key) }
+        if let observed, hit != nil { events.record(.memoryHit, cacheName: observed.cacheName, key: key, user: observed.user) }
         return hit
     }
 

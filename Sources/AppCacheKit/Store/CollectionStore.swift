@@ -69,6 +69,7 @@ final class CollectionStore: Sendable {
             lockTimeout: configuration.lockTimeout,
             gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state, events: events))
         self.disk = disk
+        events.followObserved { observed in state.withLock { $0.eventsObserved = observed } }
         let change = disk.changeCount
         state.withLock { state in
             state.syncedChange = change

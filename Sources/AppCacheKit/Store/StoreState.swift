@@ -10,6 +10,9 @@ struct StoreState {
     var sessions: UserTable
     var memory: MemoryStore
     var types: [ObjectIdentifier: CollectionStore.TypeInfo] = [:]
+    /// Whether anyone reads the events (``CacheEventHub/isObserved``), kept here by the hub so
+    /// that a memory hit, already holding this lock, asks nothing more.
+    var eventsObserved = false
     /// The types whose collections the binary codec left to JSON, told to `diagnostics`.
     var typesStoredAsJSON: Set<ObjectIdentifier> = []
     /// The type looked up last: reads of one type in a row find it without hashing.
