@@ -64,23 +64,21 @@ final class FeedScreen {
     }
 }
 
-/// A directory of the test's own, removed when the test ends.
-final class ScratchDirectory {
-    let url = FileManager.default.temporaryDirectory.appending(path: "StaleScreenTests-\(UUID().uuidString)", directoryHint: .isDirectory)
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 @MainActor
 struct StaleScreenTests {
-    let directory = ScratchDirectory()
     let clock = CacheClock()
+    /// The app's cache as a test opens it: the testing preset, in memory (no files), on the
+    /// test's clock. Every cache opened with it shares one store, as launches share a disk.
+    let configuration: AppCache.Configuration
     let cached = [Post(id: 1, title: "cached")]
     let newer = [Post(id: 2, title: "newer"), Post(id: 1, title: "cached")]
 
-    /// The app's cache as a test opens it: the testing preset on the test's own directory.
+    init() {
+        configuration = .inMemory(clock: clock)
+    }
+
     func openCache() throws -> AppCache {
-        try AppCache(configuration: .testing(rootDirectory: directory.url, clock: clock))
+        try AppCache(configuration: configuration)
     }
 
     /// A first launch fetched the feed: it is cached, `server` answered once.
