@@ -6,11 +6,11 @@ import Foundation
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
 /// cache-items, disk-hit, disk-hit-one, flush, bytes-written, disk-budget, listing, scaling, concurrency,
-/// slow-disk, cross-process, upgrade, watch, update-item, pending-hit.
+/// slow-disk, cross-process, upgrade, watch, update-item, pending-hit, threads.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch", "update-item", "pending-hit",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch", "update-item", "pending-hit", "threads",
     ]
 
     static func main() throws {
@@ -97,6 +97,7 @@ struct AppCacheBenchmarks {
             case "watch": try scenarios.watch()
             case "update-item": try scenarios.updateItem()
             case "pending-hit": try scenarios.pendingHit()
+            case "threads": try scenarios.threads()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or
