@@ -10,7 +10,7 @@ import Dispatch
 /// number of streams, loads and caches: 200 `watch` streams looking at once queue their reads
 /// for those threads rather than have a thread each. (Before, each job had a serial Dispatch
 /// queue of its own, and Dispatch started an overcommitting thread for every job that found
-/// none free: 200 watches started about 260 threads.) The threads end after a second without
+/// none free: 200 watches started over 200 threads.) The threads end after a second without
 /// work. No job waits for another job of the pool (see ``ThreadPool``), so the bound cannot
 /// deadlock; a job waiting for a stopped process's lock file holds its thread for at most the
 /// configuration's `lockTimeout`.

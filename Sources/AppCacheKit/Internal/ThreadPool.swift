@@ -17,15 +17,18 @@ import Foundation
 /// each, and later jobs queue behind them.
 ///
 /// Thread safety: `Sendable`; the queue sits behind one condition lock, never held while a
-/// job runs.
-final class ThreadPool: Sendable {
+/// job runs (unchecked: the compiler cannot see that lock guard the state's memory).
+final class ThreadPool: @unchecked Sendable {
     /// The most threads the pool runs at once.
     let width: Int
     /// How long a thread waits for a job before it ends.
     let idleTimeout: TimeInterval
     private let name: String
     private let condition = NSCondition()
-    private nonisolated(unsafe) var state = State()
+    /// Read and changed only with `condition` locked. It lives in memory the pool allocates,
+    /// as `Locked`'s value does, so an access needs no exclusivity check (with a stored
+    /// property, an optimised build reported the accesses of one thread's loop as overlapping).
+    private let state: UnsafeMutablePointer<State>
 
     private struct State {
         /// The jobs not yet taken, oldest first from `head`.
@@ -64,19 +67,26 @@ final class ThreadPool: Sendable {
         self.name = name
         self.width = width
         self.idleTimeout = idleTimeout
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Queues `job`; a thread of the pool runs it as soon as one is free.
     func submit(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
-        state.jobs.append(job)
+        state.pointee.jobs.append(job)
         // More jobs waiting than idle threads to take them: one more thread, if allowed.
-        let start = state.queued > state.idle && state.threads < width
+        let start = state.pointee.queued > state.pointee.idle && state.pointee.threads < width
         if start {
-            state.threads += 1
-            state.peak = max(state.peak, state.threads)
+            state.pointee.threads += 1
+            state.pointee.peak = max(state.pointee.peak, state.pointee.threads)
         }
-        if state.idle > 0 { condition.signal() }
+        if state.pointee.idle > 0 { condition.signal() }
         condition.unlock()
         if start {
             let name = name
@@ -94,17 +104,17 @@ final class ThreadPool: Sendable {
     private func work() {
         condition.lock()
         while true {
-            if let job = state.take() {
+            if let job = state.pointee.take() {
                 condition.unlock()
                 job()
                 condition.lock()
                 continue
             }
-            state.idle += 1
+            state.pointee.idle += 1
             let woken = condition.wait(until: Date(timeIntervalSinceNow: idleTimeout))
-            state.idle -= 1
-            if !woken && state.queued == 0 {
-                state.threads -= 1
+            state.pointee.idle -= 1
+            if !woken && state.pointee.queued == 0 {
+                state.pointee.threads -= 1
                 condition.unlock()
                 return
             }
@@ -115,6 +125,6 @@ final class ThreadPool: Sendable {
     var census: (threads: Int, peak: Int, queued: Int) {
         condition.lock()
         defer { condition.unlock() }
-        return (state.threads, state.peak, state.queued)
+        return (state.pointee.threads, state.pointee.peak, state.pointee.queued)
     }
 }

@@ -10,8 +10,10 @@ import Foundation
 /// whose fetch loads A) is refused as well. A load of another collection, or of the same one
 /// from a task the fetch detached, is not.
 enum FetchScope {
-    /// One collection: the user it is for, its model type and its key.
+    /// One collection: the flights it is fetched in (those of one cache, or of the instances
+    /// that share its services), the user it is for, its model type and its key.
     struct Collection: Hashable, Sendable {
+        var flights: ObjectIdentifier
         var user: String?
         var type: ObjectIdentifier
         var key: String?

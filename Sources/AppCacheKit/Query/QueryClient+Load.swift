@@ -152,7 +152,8 @@ extension QueryClient {
         retry: RetryPolicy = .none, scope: Set<FetchScope.Collection> = [], fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
         let result: FetchResult<Model>
-        let inside = scope.union([FetchScope.Collection(user: session.user, type: ObjectIdentifier(Model.self), key: key)])
+        let inside = scope.union([FetchScope.Collection(
+            flights: ObjectIdentifier(flights), user: session.user, type: ObjectIdentifier(Model.self), key: key)])
         let attempts = await retry.unlessOff(store.configuration).run(network: network, timers: store.configuration.timers) {
             try await FetchScope.current.withValue(inside) { try await fetch(validators) }
         }
@@ -209,7 +210,7 @@ extension QueryClient {
     ) -> AppCacheError? {
         let user = given?.user ?? store.sessionAndSwitches.session.user
         return FetchScope.refusal(
-            of: FetchScope.Collection(user: user, type: ObjectIdentifier(Model.self), key: key), in: scope,
+            of: FetchScope.Collection(flights: ObjectIdentifier(flights), user: user, type: ObjectIdentifier(Model.self), key: key), in: scope,
             cacheName: store.typeInfo(Model.self).cacheName, operation: operation)
     }
 }

@@ -103,6 +103,23 @@ struct NestedLoadTests {
         #expect(inner.answers == [others])
     }
 
+    @Test func theSameKeyOfAnotherCacheInsideAFetchWorks() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        let elsewhere = try Fixture()
+        let other = try elsewhere.openCache()
+        let inner = Inner()
+        let (notes, others) = (notes, others)
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
+            await inner.record(other.load(Note.self, forKey: "top", retry: .none) { _ in .items(others) })
+            return .items(notes)
+        })
+        #expect(error == nil)
+        #expect(answers.map(\.items) == [notes])
+        #expect(inner.error == nil, "another cache's collection, fetched in its own flights")
+        #expect(inner.answers == [others])
+    }
+
     @Test func aCycleAcrossCollectionsIsRefused() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
