@@ -16,6 +16,9 @@ enum WatchThreads {
         }
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "threads")
         configuration.flushesAtExit = false
+        // Written through, on the library's threads: no write-back thread comes and goes with
+        // the delay, whatever the speed of the machine (a sanitized build is several times slower).
+        configuration.writeBackDelay = .zero
         let cache = try AppCache(configuration: configuration)
         let before = count() ?? 0
         let progress = Progress()
