@@ -56,7 +56,9 @@ struct NestedLoadTests {
 
     @Test func aLoadInsideAWatchsFetchOfItsCollectionThrowsNestedLoad() async throws {
         let fixture = try Fixture()
-        let cache = try fixture.openCache()
+        // With a memory layer: without one, a watch cannot tell a look at the same items from a
+        // change, and may yield them again on any wake-up.
+        let cache = try fixture.openCache(memory: .layer())
         let inner = Inner()
         let notes = notes
         let seen = StreamRecorder(cache.watch(Note.self, forKey: "top", refresh: .none, retry: .none) { _ in
@@ -64,8 +66,8 @@ struct NestedLoadTests {
             return .items(notes)
         })
         defer { seen.stop() }
-        #expect(await eventually { seen.seen.count == 1 })
-        #expect(seen.seen.map(\.items) == [notes])
+        #expect(await eventually { !seen.seen.isEmpty })
+        #expect(seen.seen.first?.items == notes)
         #expect(inner.code == .nestedLoad)
     }
 
