@@ -19,7 +19,7 @@ enum LibraryThreads {
     static let width = 4
 
     /// The pool the work runs on, shared by every cache of the process.
-    static let pool = ThreadPool(name: "AppCache.work", width: width, idleTimeout: 1)
+    static let pool = ThreadPool(name: "AppCache.work", width: width, idleTimeout: .seconds(1))
 
     /// Runs `work` on a library thread and returns what it returns (or throws what it
     /// throws), suspending the calling task meanwhile without blocking its thread.

@@ -22,7 +22,7 @@ final class ThreadPool: @unchecked Sendable {
     /// The most threads the pool runs at once.
     let width: Int
     /// How long a thread waits for a job before it ends.
-    let idleTimeout: TimeInterval
+    let idleTimeout: Duration
     private let name: String
     private let condition = NSCondition()
     /// Read and changed only with `condition` locked. It lives in memory the pool allocates,
@@ -62,7 +62,7 @@ final class ThreadPool: @unchecked Sendable {
     ///   - name: the threads' name (as a debugger and `/proc/self/task/*/comm` show it).
     ///   - width: the most threads at once; at least 1.
     ///   - idleTimeout: how long an idle thread lives.
-    init(name: String, width: Int, idleTimeout: TimeInterval) {
+    init(name: String, width: Int, idleTimeout: Duration) {
         precondition(width >= 1, "a thread pool needs a thread")
         self.name = name
         self.width = width
@@ -111,7 +111,7 @@ final class ThreadPool: @unchecked Sendable {
                 continue
             }
             state.pointee.idle += 1
-            let woken = condition.wait(until: Date(timeIntervalSinceNow: idleTimeout))
+            let woken = condition.wait(until: Date(timeIntervalSinceNow: idleTimeout.timeInterval))
             state.pointee.idle -= 1
             if !woken && state.pointee.queued == 0 {
                 state.pointee.threads -= 1

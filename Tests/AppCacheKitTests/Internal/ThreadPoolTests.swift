@@ -38,7 +38,7 @@ struct ThreadPoolTests {
     }
 
     @Test func twoHundredBlockedJobsRunOnWidthThreadsWhichEndWhenIdle() async {
-        let pool = ThreadPool(name: "AppCache.test", width: 3, idleTimeout: 0.05)
+        let pool = ThreadPool(name: "AppCache.test", width: 3, idleTimeout: .milliseconds(50))
         let gate = Gate()
         for _ in 0..<200 { pool.submit { gate.pass() } }
         #expect(await eventually { gate.counts.running == 3 })
