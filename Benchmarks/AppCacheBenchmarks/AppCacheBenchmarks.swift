@@ -6,11 +6,11 @@ import Foundation
 /// NAME filters the benchmarks by substring (a NAME that is a benchmark's whole name selects
 /// that one alone): resident-per-limit, resident-memory, codec, memory-hit, load, updates,
 /// cache-items, disk-hit, disk-hit-one, flush, bytes-written, disk-budget, listing, scaling, concurrency,
-/// slow-disk, cross-process, upgrade, watch, update-item, pending-hit, background-refresh, events-hit.
+/// slow-disk, cross-process, upgrade, watch, update-item, pending-hit, background-refresh, events-hit, threads.
 @main
 struct AppCacheBenchmarks {
     static let names = [
-        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch", "update-item", "pending-hit", "background-refresh", "events-hit",
+        "resident-per-limit", "resident-memory", "codec", "memory-hit", "load", "updates", "cache-items", "disk-hit", "disk-hit-one", "flush", "bytes-written", "disk-budget", "listing", "scaling", "concurrency", "slow-disk", "cross-process", "upgrade", "watch", "update-item", "pending-hit", "background-refresh", "events-hit", "threads",
     ]
 
     static func main() throws {
@@ -99,6 +99,7 @@ struct AppCacheBenchmarks {
             case "pending-hit": try scenarios.pendingHit()
             case "events-hit": try scenarios.eventsHit()
             case "background-refresh": try scenarios.backgroundRefresh()
+            case "threads": try scenarios.threads()
             case "scaling":
                 let series = try scenarios.scaling()
                 // A full run at the standard sizes refreshes the README's chart; a quick run or

@@ -52,14 +52,22 @@ extension AppCache {
     /// instead of counting the attempt. The cached items, yielded first, stay what the screen
     /// shows meanwhile; the last error is the fallback's ``LoadedItems/refreshError``.
     ///
+    /// `fetch` may load or watch other collections (another key, type or user), but not its own:
+    /// a `load` or `watch` of the same collection from inside `fetch` (or from the fetch of a
+    /// collection that `fetch` loads) would wait for the very fetch it is called from, so its
+    /// stream throws ``AppCacheError/Code/nestedLoad`` at once instead. The cached items are in
+    /// the fetch's ``LoadContext``.
+    ///
     /// - Parameters:
     ///   - type: the model type.
     ///   - key: which collection of the type; `nil` for its default collection.
     ///   - policy: when to fetch.
     ///   - retry: how a failed fetch is tried again; ``RetryPolicy/none`` for one attempt.
     ///   - fetch: brings the current items, given the cached ones and their validators. Runs on
-    ///     a task of its own, once per flight (and again per retry).
-    /// - Returns: a stream of one or two answers.
+    ///     a task of its own, once per flight (and again per retry). It must not load or watch
+    ///     its own collection (that throws `nestedLoad`).
+    /// - Returns: a stream of one or two answers; it throws `nestedLoad` when called from
+    ///   inside the fetch of the same collection.
     public func load<Model: CacheableModel>(
         _ type: Model.Type,
         forKey key: String? = nil,
@@ -127,9 +135,14 @@ extension AppCache {
     /// ```
     ///
     /// Values are yielded in order: never an older one after a newer one. Nothing runs while
-    /// nothing happens (no timer without polling or an expiry). The stream does not keep the
-    /// cache alive; ending the consuming task ends it, its polling and its flight (unless
+    /// nothing happens (no timer without polling or an expiry), and no thread is held per
+    /// stream: any number of watches share the library's few threads. The stream does not keep
+    /// the cache alive; ending the consuming task ends it, its polling and its flight (unless
     /// another waits for it).
+    ///
+    /// As for `load`, a watch started from inside the fetch of the same collection throws
+    /// ``AppCacheError/Code/nestedLoad`` at once, and `fetch` must not load or watch its own
+    /// collection.
     ///
     /// - Parameters:
     ///   - type: the model type.

@@ -239,6 +239,8 @@ struct AppCacheTorture {
                     root: root, count: Int(values["--count"] ?? "1") ?? 1, items: Int(values["--items"] ?? "1") ?? 1)
             case "in-memory-probe":
                 try SyscallProbe.runInMemory(items: Int(values["--items"] ?? "100") ?? 100, onDiskAt: values["--on-disk"] != nil ? root : nil)
+            case "watch-threads":
+                try WatchThreads.run(root: root, streams: Int(values["--streams"] ?? "200") ?? 200, keys: Int(values["--keys"] ?? "200") ?? 200)
             case "fuzz":
                 FuzzChild.run(seed: UInt64(values["--seed"] ?? "1") ?? 1, mutations: Int(values["--mutations"] ?? "1000") ?? 1000)
             default:

@@ -6,15 +6,20 @@ import Dispatch
 /// those threads wait (in one sanitizer run with both cores busy, an `updates` stream's first
 /// value did not arrive within 30 s).
 ///
-/// Each job goes to a serial Dispatch queue of its own, which Dispatch runs on its
-/// *overcommitting* threads: a new thread whenever none is free, so that a job blocked on a
-/// file lock (a stopped peer, a slow disk) never holds up another. (A concurrent queue would
-/// run on as many threads as there are cores, and a few blocked jobs would stall every load of
-/// the process, as they would on the cooperative pool.) A queue costs an allocation.
+/// The work runs on one ``ThreadPool`` of the process, at most ``width`` threads whatever the
+/// number of streams, loads and caches: 200 `watch` streams looking at once queue their reads
+/// for those threads rather than have a thread each. (Before, each job had a serial Dispatch
+/// queue of its own, and Dispatch started an overcommitting thread for every job that found
+/// none free: 200 watches started over 200 threads.) The threads end after a second without
+/// work. No job waits for another job of the pool (see ``ThreadPool``), so the bound cannot
+/// deadlock; a job waiting for a stopped process's lock file holds its thread for at most the
+/// configuration's `lockTimeout`.
 enum LibraryThreads {
-    private static var queue: DispatchQueue {
-        DispatchQueue(label: "AppCache.blockingWork", qos: .userInitiated)
-    }
+    /// The most threads the library runs blocking work on at once.
+    static let width = 4
+
+    /// The pool the work runs on, shared by every cache of the process.
+    static let pool = ThreadPool(name: "AppCache.work", width: width, idleTimeout: .seconds(1))
 
     /// Runs `work` on a library thread and returns what it returns (or throws what it
     /// throws), suspending the calling task meanwhile without blocking its thread.
@@ -25,7 +30,7 @@ enum LibraryThreads {
     static func run<Result>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
         let box = WorkBox(work)
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Handoff<Result>, any Error>) in
-            queue.async {
+            pool.submit {
                 let result = Swift.Result { Handoff(value: try box.run()) }
                 continuation.resume(with: result)
             }
@@ -36,7 +41,7 @@ enum LibraryThreads {
     static func run<Result>(_ work: @escaping @Sendable () -> Result) async -> Result {
         let box = WorkBox(work)
         return await withCheckedContinuation { (continuation: CheckedContinuation<Handoff<Result>, Never>) in
-            queue.async {
+            pool.submit {
                 let result = Handoff(value: try! box.run())
                 continuation.resume(returning: result)
             }

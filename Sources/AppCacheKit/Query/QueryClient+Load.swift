@@ -10,6 +10,12 @@ extension QueryClient {
         _ type: Model.Type, forKey key: String?, policy: LoadPolicy, retry: RetryPolicy, for given: CacheSession? = nil,
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>
     ) -> AsyncThrowingStream<LoadedItems<Model>, any Error> {
+        // Called from inside a fetch: not from inside this collection's own (it would wait for
+        // itself). The fetches this load starts carry what the caller's fetch carries.
+        let scope = FetchScope.current.get()
+        if !scope.isEmpty, let refusal = nestedLoadRefusal(Model.self, key: key, session: given, in: scope, operation: "load") {
+            return AsyncThrowingStream { throw refusal }
+        }
         noteUse(Model.self, key: key, for: given, fetch: fetch)
         // A fresh memory hit (or any, for cacheFirst) is the whole answer: no disk, no decoding
         // and no fetch. It is given without a task, from a stream that hands it over without
@@ -29,7 +35,7 @@ extension QueryClient {
             do {
                 try await runLoad(
                     Model.self, key: key, policy: policy, retry: retry, session: given ?? current, bound: given != nil,
-                    switches: switches, fetch: fetch, yield: { continuation.yield($0) })
+                    switches: switches, scope: scope, fetch: fetch, yield: { continuation.yield($0) })
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -45,11 +51,13 @@ extension QueryClient {
 
     /// The steps of a load, on the load's own task.
     ///
-    /// - Parameter bound: whether the load is bound to `session` (read and stored in its user's
-    ///   space, current or not) rather than to the user current at `switches`.
+    /// - Parameters:
+    ///   - bound: whether the load is bound to `session` (read and stored in its user's space,
+    ///     current or not) rather than to the user current at `switches`.
+    ///   - scope: the collections whose fetches the load was started from (``FetchScope``).
     func runLoad<Model: CacheableModel>(
         _ type: Model.Type, key: String?, policy: LoadPolicy, retry: RetryPolicy = .none, session: CacheSession, bound: Bool = false,
-        switches: UInt64, fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
+        switches: UInt64, scope: Set<FetchScope.Collection> = [], fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: (LoadedItems<Model>) -> Void
     ) async throws {
         let target = bound ? session : nil
@@ -75,7 +83,7 @@ extension QueryClient {
         let outcome = await flights.join(
             FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
         ) { [self] in
-            await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry) {
+            await performFetch(Model.self, key: key, session: session, validators: validators, isPinned: isPinned, retry: retry, scope: scope) {
                 validators in try await fetch(LoadContext(cachedItems: cachedItems, validators: validators, key: key))
             }
         }
@@ -137,12 +145,19 @@ extension QueryClient {
 
     /// Runs `fetch` for a flight, tried again as `retry` says, and stores what it brings for
     /// `session`'s user.
+    ///
+    /// `fetch` runs with `scope` and this collection as the task's ``FetchScope``: a load or
+    /// watch of this collection from inside it throws `nestedLoad`.
     func performFetch<Model: CacheableModel>(
         _ type: Model.Type, key: String?, session: CacheSession, validators: CacheValidators?, isPinned: Bool,
-        retry: RetryPolicy = .none, fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
+        retry: RetryPolicy = .none, scope: Set<FetchScope.Collection> = [], fetch: @Sendable (CacheValidators?) async throws -> FetchResult<Model>
     ) async -> Flight<Model>.Outcome {
         let result: FetchResult<Model>
-        switch await runFetch(Model.self, key: key, user: session.user, retry: retry, { try await fetch(validators) }) {
+        let inside = scope.union([FetchScope.Collection(
+            flights: ObjectIdentifier(flights), user: session.user, type: ObjectIdentifier(Model.self), key: key)])
+        switch await runFetch(Model.self, key: key, user: session.user, retry: retry, {
+            try await FetchScope.current.withValue(inside) { try await fetch(validators) }
+        }) {
         case .success(let fetched): result = fetched
         case .failure(let error): return .failed(error)
         case nil: return .cancelled
@@ -184,5 +199,18 @@ extension QueryClient {
         } catch {
             return .failed(error)
         }
+    }
+
+    /// The error for a load or watch of `Model` under `key` from inside that collection's own
+    /// fetch (``FetchScope``), `nil` when it is not.
+    ///
+    /// - Parameter given: the session the call is bound to; `nil` for the current user's.
+    func nestedLoadRefusal<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, session given: CacheSession?, in scope: Set<FetchScope.Collection>, operation: String
+    ) -> AppCacheError? {
+        let user = given?.user ?? store.sessionAndSwitches.session.user
+        return FetchScope.refusal(
+            of: FetchScope.Collection(flights: ObjectIdentifier(flights), user: user, type: ObjectIdentifier(Model.self), key: key), in: scope,
+            cacheName: store.typeInfo(Model.self).cacheName, operation: operation)
     }
 }

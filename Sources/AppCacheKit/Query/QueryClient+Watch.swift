@@ -37,6 +37,13 @@ extension QueryClient {
         fetch: @escaping @Sendable (LoadContext<Model>) async throws -> FetchResult<Model>,
         yield: @escaping @Sendable (LoadedItems<Model>?) -> Void, finish: @escaping @Sendable ((any Error)?) -> Void
     ) -> @Sendable () -> Void {
+        // Called from inside a fetch: not from inside this collection's own (it would wait for
+        // itself). The fetches this watch starts carry what the caller's fetch carries.
+        let scope = FetchScope.current.get()
+        if !scope.isEmpty, let refusal = nestedLoadRefusal(Model.self, key: key, session: target, in: scope, operation: "watch") {
+            finish(refusal)
+            return {}
+        }
         noteUse(Model.self, key: key, for: target, fetch: fetch)
         let refresh = store.configuration.followsRefreshTriggers ? refresh : .none
         let signal = ChangeSignal()
@@ -51,6 +58,7 @@ extension QueryClient {
                 var watch = WatchState<Model>(policy: policy, every: refresh.every, now: timers.uptime)
                 watch.fetchesFirst = fetchesFirst
                 watch.target = target
+                watch.scope = scope
                 return watch
             },
             step: { client, watch in
@@ -91,6 +99,8 @@ extension QueryClient {
         /// The session the watch is bound to (its user's collection, current or not); `nil` for
         /// whoever is current.
         var target: CacheSession?
+        /// The collections whose fetches the watch was started from (``FetchScope``).
+        var scope: Set<FetchScope.Collection> = []
 
         init(policy: LoadPolicy, every: Duration?, now: Duration) {
             self.policy = policy
@@ -165,13 +175,14 @@ extension QueryClient {
             watch.lastFetchStart = Milliseconds.moment(startedAt)
             let (current, switches) = store.sessionAndSwitches
             let session = target ?? current
+            let scope = watch.scope
             let cached = try await LibraryThreads.run { [self] in try readForLoad(Model.self, key: key, switches: switches, for: target) }
             let outcome = await flights.join(
                 FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key), as: Model.self
             ) { [self] in
                 await performFetch(
                     Model.self, key: key, session: session, validators: cached?.stored.validators, isPinned: cached?.stored.isPinned ?? false,
-                    retry: retry
+                    retry: retry, scope: scope
                 ) { validators in
                     try await fetch(LoadContext(cachedItems: cached?.loaded.items, validators: validators, key: key))
                 }

@@ -106,6 +106,12 @@ public struct AppCacheError: Error, Sendable, CustomStringConvertible {
         /// ``AppCache/loadNextPage(_:forKey:maxCount:retry:fetch:)`` found no cursor to go on
         /// from: no first page was stored, or the last page was reached. Nothing was fetched.
         public static let noNextPage = Code("noNextPage")
+        /// `load` or `watch` was called from inside the fetch of the same collection (same model
+        /// type, key and user; directly, or through the fetches of other collections that fetch
+        /// loads): it would have waited for the fetch it was called from, which waits for it.
+        /// The stream throws this at once; nothing was fetched for it. A fetch has the cached
+        /// items in its ``LoadContext``; loading another collection from a fetch is fine.
+        public static let nestedLoad = Code("nestedLoad")
     }
 
     /// What went wrong.
