@@ -1,4 +1,6 @@
+#if canImport(AppCacheAtomics)
 import AppCacheAtomics
+#endif
 import Foundation
 
 /// Where the cache's events go: the streams of ``AppCache/events``, the counters of
@@ -55,25 +57,39 @@ final class CacheEventHub: @unchecked Sendable {
     /// - Complexity: one atomic load.
     @inline(__always)
     var isObserved: Bool {
+        #if canImport(AppCacheAtomics)
         appcache_load_acquire(observerCount) != 0
+        #else
+        observers.withLock { _ in observerCount.pointee != 0 }
+        #endif
+    }
+
+    /// Sets the observer count; call holding the observers' lock.
+    private func setObserverCount(_ count: Int) {
+        let value = UInt64(count) + (systemLog == nil ? 0 : 1)
+        #if canImport(AppCacheAtomics)
+        appcache_store_release(observerCount, value)
+        #else
+        observerCount.pointee = value
+        #endif
     }
 
     /// Calls `body` with whether anyone observes now and whenever that changes.
     func followObserved(_ body: @escaping @Sendable (Bool) -> Void) {
-        observers.withLock { _ in
+        observers.withLock { state in
             observedChanged.withLock { $0 = body }
-            body(isObserved)
+            body(!state.continuations.isEmpty || systemLog != nil)
         }
     }
 
     /// A new stream of every event from now on, buffering the newest `limit` a slow reader has
     /// not taken.
     func stream(bufferingNewest limit: Int = 4096) -> AsyncStream<CacheEvent> {
-        let (stream, continuation) = AsyncStream<CacheEvent>.makeStream(bufferingPolicy: .bufferingNewest(limit))
+        let (stream, continuation) = StreamPair.nonThrowing(of: CacheEvent.self, bufferingPolicy: .bufferingNewest(limit))
         let id = observers.withLock { state -> UInt64 in
             state.next += 1
             state.continuations[state.next] = continuation
-            appcache_store_release(observerCount, UInt64(state.continuations.count) + (systemLog == nil ? 0 : 1))
+            setObserverCount(state.continuations.count)
             observedChanged.withLock { $0 }?(true)
             return state.next
         }
@@ -81,8 +97,8 @@ final class CacheEventHub: @unchecked Sendable {
             guard let self else { return }
             self.observers.withLock { state in
                 state.continuations[id] = nil
-                appcache_store_release(self.observerCount, UInt64(state.continuations.count) + (self.systemLog == nil ? 0 : 1))
-                self.observedChanged.withLock { $0 }?(self.isObserved)
+                self.setObserverCount(state.continuations.count)
+                self.observedChanged.withLock { $0 }?(!state.continuations.isEmpty || self.systemLog != nil)
             }
         }
         return stream

@@ -6,13 +6,7 @@ import Testing
 /// The in-memory configuration: every rule of the disk holds, in a store of its own that no file
 /// backs, shared by the caches opened with it and freed after the last of them.
 @Suite struct InMemoryConfigurationTests {
-    struct Like: ItemMutation, Equatable {
-        static let mutationName = "like"
-        var postID: Int
-        var isLiked: Bool
-        var itemIDs: [Int] { [postID] }
-        func apply(to post: inout Post) { post.isLiked = isLiked }
-    }
+    typealias Like = ItemMutationTests.Like
 
     @Test func whatOneCacheWroteTheNextReadsAfterARelaunch() throws {
         var configuration = AppCache.Configuration.inMemory(user: "alice")
