@@ -36,12 +36,7 @@ extension CollectionStore {
     /// disk. Until written they stay in memory, answering reads; a write that fails is
     /// reported to `diagnostics` and retried by the write-back timer and every flush.
     func spillInBackground(_ keys: [MemoryKey]) {
-        let observed = events.isObserved
-        let evicted = state.withLock { state in
-            state.memory.notesEvictions = observed
-            return state.memory.takeEvicted()
-        }
-        recordEvictions(evicted, .memoryLimit)
+        if events.isObserved { recordEvictions(state.withLock { $0.memory.takeEvicted() }, .memoryLimit) }
         guard !keys.isEmpty, writeBack.claimSpill() else { return }
         writeBack.queue.async { [weak self] in
             guard let self else { return }

@@ -69,7 +69,13 @@ final class CollectionStore: Sendable {
             lockTimeout: configuration.lockTimeout,
             gate: SuspensionGate(startActivity: configuration.backgroundActivity), hooks: Self.hooks(state, events: events))
         self.disk = disk
-        events.followObserved { observed in state.withLock { $0.eventsObserved = observed } }
+        events.followObserved { observed in
+            state.withLock { state in
+                state.eventsObserved = observed
+                state.memory.notesEvictions = observed
+                if !observed { _ = state.memory.takeEvicted() }
+            }
+        }
         let change = disk.changeCount
         state.withLock { state in
             state.syncedChange = change
