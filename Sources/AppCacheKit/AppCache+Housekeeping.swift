@@ -132,6 +132,7 @@ extension AppCache {
     ///   memory was emptied.
     /// - Complexity: O(n) in the entries held, plus one file write per dirty collection.
     public func flush() throws {
+        queries.uses.finishRecording()
         try store.flush()
     }
 

@@ -92,6 +92,7 @@ public final class AppCache: Sendable {
 
     deinit {
         lifecycleSubscriptions.withLock { $0.cancel() }
+        queries.uses.finishRecording()
         store.reportAll(store.writeDirtyEntries())
         services.diagnostics.remove(ObjectIdentifier(self))
         // Only now: an exit under way waits for registered caches being deinitialised.

@@ -95,6 +95,13 @@ final class CollectionUses: Sendable {
         }
     }
 
+    /// Waits until the uses queued for recording are in the store (then a flush writes them):
+    /// what a flush, the exit's flush and ``AppCache/idle()`` do first, so that a process that
+    /// ends soon after a load still leaves its use for the next background launch.
+    func finishRecording() {
+        recording.sync {}
+    }
+
     /// The current user's uses, this process's and the recorded ones, with the fetch to run for
     /// each: the registered one of its type, else the remembered one; uses with neither are
     /// left out. Reads the recorded uses: call on a library thread.

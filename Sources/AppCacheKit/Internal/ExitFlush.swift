@@ -54,6 +54,7 @@ enum ExitFlush {
             }
             for cache in live {
                 flushed.insert(ObjectIdentifier(cache))
+                cache.queries.uses.finishRecording()
                 cache.store.reportAll(cache.store.writeDirtyEntries())
             }
             guard dying, ContinuousClock.now < deadline else { return }

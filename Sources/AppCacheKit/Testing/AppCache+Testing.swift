@@ -96,7 +96,11 @@ extension AppCache {
     /// Thread safety: any task; does not block a thread while it waits.
     public func idle() async {
         let store = store
-        await LibraryThreads.run { store.waitForBackgroundWork() }
+        let uses = queries.uses
+        await LibraryThreads.run {
+            uses.finishRecording()
+            store.waitForBackgroundWork()
+        }
         while outbox.state.withLock({ $0.sending.isSending }) {
             try? await Task.sleep(for: .milliseconds(1))
         }
