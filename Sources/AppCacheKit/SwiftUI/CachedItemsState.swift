@@ -2,6 +2,9 @@ public import Foundation
 #if canImport(Combine)
 public import Combine
 #endif
+#if canImport(Observation)
+public import Observation
+#endif
 
 /// What a `CachedItems` property shows and does, kept for as long as its view is on screen:
 /// the items of one collection, the watch that keeps them current, and the refresh and paging
@@ -36,32 +39,89 @@ public import Combine
 /// threads and shows when it arrives (``items`` is `nil` meanwhile).
 ///
 /// On platforms with Combine it is an `ObservableObject` whose `objectWillChange` fires before
-/// each change (SwiftUI redraws the view); elsewhere (Linux) it reports changes to a callback,
-/// which is how its tests observe it.
+/// each change (SwiftUI redraws the view), and from iOS 17, macOS 14, tvOS 17 and watchOS 10 on
+/// it is `Observable` as well: a view handed `$posts` as a plain property, or any code in
+/// `withObservationTracking`, follows the properties it reads. One API: the same declaration
+/// works from iOS 16 on, and uses Observation where the system has it. (On Linux it is
+/// `Observable`, which is how its tests observe it.)
 ///
 /// Thread safety: main actor only.
 @MainActor
 public final class CachedItemsState<Model: CacheableModel> {
     /// The items: cached or fetched, the newest known; `nil` while none are known. After a
     /// re-key, the previous key's items until the new key's arrive.
-    public private(set) var items: [Model]?
+    public private(set) var items: [Model]? {
+        get { observe(); return shown.items }
+        set { shown.items = newValue }
+    }
     /// When ``items`` were cached; `nil` while none are known.
-    public private(set) var cachedDate: Date?
+    public private(set) var cachedDate: Date? {
+        get { observe(); return shown.cachedDate }
+        set { shown.cachedDate = newValue }
+    }
     /// Whether ``items`` are older than their type's staleness threshold (or invalidated), as
     /// of the last look.
-    public private(set) var isStale = false
+    public private(set) var isStale: Bool {
+        get { observe(); return shown.isStale }
+        set { shown.isStale = newValue }
+    }
     /// Whether something is being loaded: a ``refresh()``, a ``loadNextPage()``, or the first
     /// look (and, when nothing is cached, the first fetch) of the current key.
-    public private(set) var isLoading = false
+    public private(set) var isLoading: Bool {
+        get { observe(); return shown.isLoading }
+        set { shown.isLoading = newValue }
+    }
     /// Why the last fetch could not bring items (cached items, if any, stand in for its
     /// result); `nil` after a successful one.
-    public private(set) var refreshError: (any Error)?
+    public private(set) var refreshError: (any Error)? {
+        get { observe(); return shown.refreshError }
+        set { shown.refreshError = newValue }
+    }
     /// Whether ``items`` include changes of the outbox (``AppCache/enqueue(_:)``) that the
     /// server has not confirmed yet.
-    public private(set) var hasPendingMutations = false
+    public private(set) var hasPendingMutations: Bool {
+        get { observe(); return shown.hasPendingMutations }
+        set { shown.hasPendingMutations = newValue }
+    }
     /// Whether a next page can be loaded (``loadNextPage()``): the last page stored a cursor.
     /// Always `false` for a declaration without a page fetch.
-    public private(set) var hasNextPage = false
+    public private(set) var hasNextPage: Bool {
+        get { observe(); return shown.hasNextPage }
+        set { shown.hasNextPage = newValue }
+    }
+
+    /// What the properties above show.
+    private struct Shown {
+        var items: [Model]?
+        var cachedDate: Date?
+        var isStale = false
+        var isLoading = false
+        var refreshError: (any Error)?
+        var hasPendingMutations = false
+        var hasNextPage = false
+    }
+    private var shown = Shown()
+
+    /// What Observation tracks: every property above reads it, every ``change(_:)`` mutates it
+    /// (the properties change together, as one state).
+    private var observationToken: UInt64 = 0
+    #if canImport(Observation)
+    /// The Observation registrar, where the system has Observation (an `ObservationRegistrar`,
+    /// boxed: its type is not there before iOS 17).
+    private let registrar: (any Sendable)? = {
+        if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) { return ObservationRegistrar() }
+        return nil
+    }()
+    #endif
+
+    /// Tells Observation (where there is one) that the caller read the state.
+    private func observe() {
+        #if canImport(Observation)
+        if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *), let registrar = registrar as? ObservationRegistrar {
+            registrar.access(self, keyPath: \.observationToken)
+        }
+        #endif
+    }
 
     #if canImport(Combine)
     /// Bumped at each change: its publisher is what `objectWillChange` sends.
@@ -266,7 +326,19 @@ public final class CachedItemsState<Model: CacheableModel> {
             #endif
             body()
         }
-        if let transaction { transaction(apply) } else { apply() }
+        func applyObserved() {
+            #if canImport(Observation)
+            if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *), let registrar = registrar as? ObservationRegistrar {
+                registrar.withMutation(of: self, keyPath: \.observationToken) {
+                    observationToken &+= 1
+                    apply()
+                }
+                return
+            }
+            #endif
+            apply()
+        }
+        if let transaction { transaction(applyObserved) } else { applyObserved() }
         onChange?()
     }
 
@@ -279,4 +351,9 @@ public final class CachedItemsState<Model: CacheableModel> {
 
 #if canImport(Combine)
 extension CachedItemsState: ObservableObject {}
+#endif
+
+#if canImport(Observation)
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+extension CachedItemsState: Observable {}
 #endif

@@ -2,6 +2,9 @@ import AppCacheTestSupport
 import Foundation
 import Testing
 @testable import AppCacheKit
+#if canImport(Observation)
+import Observation
+#endif
 
 /// The engine of `@CachedItems`, driven as SwiftUI drives the property: one state object per
 /// view identity, a new property value (with new closures) at every re-creation of the view,
@@ -191,4 +194,36 @@ struct CachedItemsStateTests {
         #expect(!state.isLoading)
         await #expect(throws: AppCacheError.self) { try await state.loadNextPage() }
     }
+
+    #if canImport(Observation)
+    @Test func observationFollowsWhatAViewReads() async throws {
+        // What SwiftUI does on iOS 17 for a view that reads the state's properties in its body:
+        // track the reads, hear of the next change once.
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer())
+        try cache.cacheItems(notes, forKey: "top")
+        let state = CachedItemsState<Note>()
+        state.update(CachedItemsRequest(cache: cache, key: "top", policy: .cacheFirst, fetch: { _ in .items([]) }))
+        #expect(await eventually { state.items == notes })
+
+        let told = Locked(0)
+        withObservationTracking {
+            _ = state.items
+            _ = state.isLoading
+        } onChange: {
+            told.withLock { $0 += 1 }
+        }
+        #expect(told.withLock { $0 } == 0, "reading tells nothing")
+        try cache.cacheItems([Note.make(3)], forKey: "top")
+        #expect(await eventually { state.items == [Note.make(3)] })
+        #expect(told.withLock { $0 } == 1, "the change is told, once")
+
+        // A view that read nothing of it is not told.
+        let untouched = Locked(0)
+        withObservationTracking { _ = 0 } onChange: { untouched.withLock { $0 += 1 } }
+        try cache.cacheItems([Note.make(4)], forKey: "top")
+        #expect(await eventually { state.items == [Note.make(4)] })
+        #expect(untouched.withLock { $0 } == 0)
+    }
+    #endif
 }
