@@ -184,6 +184,9 @@ import Testing
         }
         try cache.enqueue(Retitle(title: "one"))
         #expect(await eventually { attempts.withLock { $0 } == 1 && cache.pendingMutations.first?.lastError != nil })
+        // The failed send's step is over (its backoff set), as an app's background launch finds
+        // it: a refresh that came between the error and the backoff would meet the backoff.
+        await cache.idle()
 
         // A deadline ten minutes away; "long before it" allows for a starved test run.
         let deadline = ContinuousClock.Instant.now + .seconds(600)
