@@ -5,9 +5,11 @@ extension QueryClient {
     /// the configuration turns retries off), telling its events: started, each retry, and how
     /// it ended; a signpost spans it in the system log.
     ///
+    /// - Parameter finished: what a fetch that brought its value ended as.
     /// - Returns: what ``RetryPolicy/run(network:timers:onRetry:_:)`` returns.
     func runFetch<Model: CacheableModel, Fetched: Sendable>(
-        _ type: Model.Type, key: String?, user: String?, retry: RetryPolicy, _ operation: () async throws -> Fetched
+        _ type: Model.Type, key: String?, user: String?, retry: RetryPolicy, finished: (Fetched) -> CacheEvent.Kind,
+        _ operation: () async throws -> Fetched
     ) async -> Swift.Result<Fetched, any Error>? {
         let events = store.events
         let cacheName = store.typeInfo(Model.self).cacheName
@@ -21,7 +23,7 @@ extension QueryClient {
             }, operation)
         switch result {
         case .success(let fetched):
-            events.record(Self.finished(fetched), cacheName: cacheName, key: key, user: user)
+            events.record(finished(fetched), cacheName: cacheName, key: key, user: user)
         case .failure(let error):
             events.record(.fetchFailed(message: "\(error)"), cacheName: cacheName, key: key, user: user)
         case nil:
@@ -29,33 +31,11 @@ extension QueryClient {
         }
         return result
     }
-
-    /// What a fetch that brought `fetched` ended as.
-    private static func finished<Fetched>(_ fetched: Fetched) -> CacheEvent.Kind {
-        switch fetched {
-        case let page as any PageItemCount: return .fetchFinished(itemCount: page.itemCount)
-        case let result as any FetchAnswerKind: return result.eventKind
-        default: return .fetchFinished(itemCount: 0)
-        }
-    }
 }
 
-/// How many items a fetched page brought, whatever its model.
-private protocol PageItemCount {
-    var itemCount: Int { get }
-}
-
-extension Page: PageItemCount {
-    fileprivate var itemCount: Int { items.count }
-}
-
-/// What event a fetch's answer makes, whatever its model.
-private protocol FetchAnswerKind {
-    var eventKind: CacheEvent.Kind { get }
-}
-
-extension FetchResult: FetchAnswerKind {
-    fileprivate var eventKind: CacheEvent.Kind {
+extension FetchResult {
+    /// What a fetch that answered this ended as.
+    var eventKind: CacheEvent.Kind {
         switch answer {
         case .items(let items, _), .page(let items, _, _): .fetchFinished(itemCount: items.count)
         case .notModified: .fetchNotModified

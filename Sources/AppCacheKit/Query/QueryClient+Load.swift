@@ -155,7 +155,7 @@ extension QueryClient {
         let result: FetchResult<Model>
         let inside = scope.union([FetchScope.Collection(
             flights: ObjectIdentifier(flights), user: session.user, type: ObjectIdentifier(Model.self), key: key)])
-        switch await runFetch(Model.self, key: key, user: session.user, retry: retry, {
+        switch await runFetch(Model.self, key: key, user: session.user, retry: retry, finished: \.eventKind, {
             try await FetchScope.current.withValue(inside) { try await fetch(validators) }
         }) {
         case .success(let fetched): result = fetched

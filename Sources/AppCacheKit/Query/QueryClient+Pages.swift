@@ -22,7 +22,10 @@ extension QueryClient {
         }
         let flightKey = FlightTable.Key(session: session, type: ObjectIdentifier(Model.self), key: key, pageCursor: cursor)
         let outcome = await flights.join(flightKey, as: Model.self) { [self] () -> Flight<Model>.Outcome in
-            switch await runFetch(Model.self, key: key, user: session.user, retry: retry, { try await fetch(cursor) }) {
+            switch await runFetch(
+                Model.self, key: key, user: session.user, retry: retry, finished: { .fetchFinished(itemCount: $0.items.count) },
+                { try await fetch(cursor) })
+            {
             case .success(let page):
                 if Task.isCancelled { return .cancelled }
                 return await LibraryThreads.run { [self] in append(page, from: cursor, to: Model.self, key: key, session: session, bound: target != nil, maxCount: maxCount) }
