@@ -140,8 +140,10 @@ import Testing
         #expect(report.cancelled.count + report.skipped.count == 6 && report.cancelled.count <= 4)
         #expect(report.refreshed.isEmpty && !report.finishedInTime)
         let taken = ["k5", "k4", "k3", "k2", "k1", "k0"]
-        #expect(Set(server.keys.compactMap { $0 }) == Set(taken.prefix(report.cancelled.count)), "most recently used first")
-        #expect(report.cancelled.allSatisfy { taken.prefix(4).contains($0.key ?? "") })
+        // A fetch cancelled before its task ran never reached the server: the server saw only
+        // collections reported cancelled, and those are the most recently used.
+        #expect(Set(server.keys.compactMap { $0 }).isSubset(of: Set(report.cancelled.compactMap(\.key))))
+        #expect(report.cancelled.allSatisfy { taken.prefix(4).contains($0.key ?? "") }, "most recently used first")
 
         // The server answers at last: a cancelled fetch stores nothing.
         server.hang?.open()
