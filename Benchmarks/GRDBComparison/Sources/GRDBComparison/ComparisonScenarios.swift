@@ -63,7 +63,20 @@ struct ComparisonScenarios {
                 try grdb.write(try (0..<count).map { ("one-\($0)", try encode(small)) })
                 return count
             })
-        return [Row(hundred), Row(separate), Row(batched)]
+        let largeCount = quick ? 40 : 100
+        let writeBackLarge = try cache(directory("batched-large-appcache"), writeThrough: false, memory: true)
+        let batchedLarge = try Comparison.run(
+            "\(largeCount.formatted()) `[100]` batched (write-back + `flush()` vs one transaction)", rounds: rounds,
+            appCache: {
+                for index in 0..<largeCount { try writeBackLarge.cacheItems(large, forKey: "hundred-\(index)") }
+                try writeBackLarge.flush()
+                return largeCount
+            },
+            grdb: {
+                try grdb.write(try (0..<largeCount).map { ("hundred-\($0)", try encode(large)) })
+                return largeCount
+            })
+        return [Row(hundred), Row(separate), Row(batched), Row(batchedLarge)]
     }
 
     // MARK: - Reads
@@ -103,19 +116,26 @@ struct ComparisonScenarios {
         return [Row(diskHit), Row(memoryHit)]
     }
 
-    /// A cache root and a database, each holding `count` one-item collections, written in one
-    /// flush and one transaction, and closed.
-    func filled(_ count: Int, _ name: String) throws -> (appCache: URL, grdb: URL) {
+    /// A cache root and a database, each holding `count` collections of `items` (one item
+    /// unless given), written in flushes and transactions of at most 10,000, and closed.
+    func filled(_ count: Int, _ name: String, items: [Dish]? = nil) throws -> (appCache: URL, grdb: URL) {
+        let items = items ?? small
         let appRoot = directory("\(name)-appcache")
         do {
             let writer = try cache(appRoot, writeThrough: false, memory: true)
-            for index in 0..<count { try writer.cacheItems(small, forKey: "one-\(index)") }
+            for index in 0..<count {
+                try writer.cacheItems(items, forKey: "one-\(index)")
+                if index % 10_000 == 9_999 { try writer.flush() }
+            }
             try writer.flush()
         }
         let grdbDirectory = directory("\(name)-grdb")
         do {
             let grdb = try GRDBCache(directory: grdbDirectory)
-            try grdb.write(try (0..<count).map { ("one-\($0)", try encode(small)) })
+            let blob = try encode(items)
+            for start in stride(from: 0, to: count, by: 10_000) {
+                try grdb.write((start..<min(start + 10_000, count)).map { ("one-\($0)", blob) })
+            }
         }
         return (appRoot, grdbDirectory)
     }
@@ -145,17 +165,102 @@ struct ComparisonScenarios {
         return rows
     }
 
+    /// The first read of one of the user's small collections after launch, with 1,000, 10,000
+    /// and 100,000 stored: the instance (or the pool) is opened untimed, the first read alone
+    /// is timed; each round opens afresh.
+    func firstRead() throws -> [Row] {
+        var rows: [Row] = []
+        for count in [1_000, 10_000, 100_000] {
+            let (appRoot, grdbDirectory) = try filled(count, "first-read")
+            let key = "one-\(count / 2)"
+            var opened: AppCache?
+            var pool: GRDBCache?
+            let clock = ContinuousClock()
+            var comparison = Comparison(title: "the first read after launch, \(count.formatted()) `[1]` stored")
+            for round in 0..<(rounds + 1) {
+                opened = try cache(appRoot)
+                pool = try GRDBCache(directory: grdbDirectory)
+                let start = clock.now
+                guard try opened?.getCachedItems(Dish.self, forKey: key)?.count == 1 else { throw Missing(key: key) }
+                let appCacheTime = clock.now - start
+                let grdbStart = clock.now
+                guard let blob = try pool?.read(key), try PayloadCodec.binary.decodeItems(Dish.self, from: blob).count == 1 else { throw Missing(key: key) }
+                let grdbTime = clock.now - grdbStart
+                opened = nil
+                pool = nil
+                guard round > 0 else { continue }  // the first warms code and pages
+                comparison.appCache.append(appCacheTime.seconds)
+                comparison.grdb.append(grdbTime.seconds)
+            }
+            rows.append(Row(comparison))
+        }
+        return rows
+    }
+
+    /// A fresh instance's disk hit, opening included, beside what an app would write without
+    /// a cache: one item through `.json` beside `Data(contentsOf:)` + `JSONDecoder` of the
+    /// same item's file; 100 items with the default codec beside the same through `.json`.
+    func freshInstanceHits() throws -> [Row] {
+        let base = directory("fresh")
+        let jsonRoot = base.appending(path: "json", directoryHint: .isDirectory)
+        let binaryRoot = base.appending(path: "binary", directoryHint: .isDirectory)
+        let plainDirectory = base.appending(path: "plain", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: plainDirectory, withIntermediateDirectories: true)
+        func settings(_ root: URL, json: Bool) -> AppCache.Configuration {
+            var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "bench")
+            configuration.payloadCodec = json ? .json : .binary
+            configuration.flushesAtExit = false
+            configuration.observesApplicationLifecycle = false
+            return configuration
+        }
+        let plainFile = plainDirectory.appending(path: "one.json")
+        try JSONEncoder().encode(small).write(to: plainFile)
+        do {
+            let json = try AppCache(configuration: settings(jsonRoot, json: true))
+            try json.cacheItems(small, forKey: "one")
+            try json.cacheItems(large, forKey: "hundred")
+            try json.flush()
+            let binary = try AppCache(configuration: settings(binaryRoot, json: false))
+            try binary.cacheItems(large, forKey: "hundred")
+            try binary.flush()
+        }
+        let hitRounds = quick ? 21 : 101
+        let one = try Comparison.run("a fresh instance's one-item disk hit through `.json` vs `Data(contentsOf:)` + `JSONDecoder`", rounds: hitRounds, appCache: {
+            let fresh = try AppCache(configuration: settings(jsonRoot, json: true))
+            guard try fresh.getCachedItems(Dish.self, forKey: "one")?.count == 1 else { throw Missing(key: "one") }
+            return 1
+        }, grdb: {
+            guard try JSONDecoder().decode([Dish].self, from: Data(contentsOf: plainFile)).count == 1 else { throw Missing(key: "one.json") }
+            return 1
+        })
+        let hundred = try Comparison.run("a fresh instance's disk hit of 100 items, default codec vs `.json`", rounds: hitRounds, appCache: {
+            let fresh = try AppCache(configuration: settings(binaryRoot, json: false))
+            guard try fresh.getCachedItems(Dish.self, forKey: "hundred")?.count == 100 else { throw Missing(key: "hundred") }
+            return 1
+        }, grdb: {
+            let fresh = try AppCache(configuration: settings(jsonRoot, json: true))
+            guard try fresh.getCachedItems(Dish.self, forKey: "hundred")?.count == 100 else { throw Missing(key: "hundred") }
+            return 1
+        })
+        return [Row(one, baseline: "Foundation"), Row(hundred, baseline: "`.json`")]
+    }
+
     // MARK: - Space and bytes written
 
-    /// The space `count` collections of one item take once written and closed.
-    func space() throws -> Row {
-        let count = quick ? 2_000 : 10_000
-        let (appRoot, grdbDirectory) = try filled(count, "space")
-        let appBytes = allocatedBytes(under: appRoot.path(percentEncoded: false))
-        let grdbBytes = allocatedBytes(under: grdbDirectory.path(percentEncoded: false))
-        return Row(
-            work: "space for \(count.formatted()) collections of `[1]` (allocated blocks, closed)",
-            appCache: format(bytes: appBytes), grdb: format(bytes: grdbBytes), ratio: format(ratio: Double(appBytes) / Double(grdbBytes)))
+    /// The space collections take once written and closed: 10,000 of one item, 1,000 of 100
+    /// (every file of each side: AppCache's packs, index, journal and lock file; SQLite's
+    /// database, WAL and shared memory).
+    func space() throws -> [Row] {
+        var rows: [Row] = []
+        for (count, items, name) in [(quick ? 2_000 : 10_000, small, "`[1]`"), (quick ? 200 : 1_000, large, "`[100]`")] {
+            let (appRoot, grdbDirectory) = try filled(count, "space", items: items)
+            let appBytes = allocatedBytes(under: appRoot.path(percentEncoded: false))
+            let grdbBytes = allocatedBytes(under: grdbDirectory.path(percentEncoded: false))
+            rows.append(Row(
+                work: "space for \(count.formatted()) collections of \(name) (allocated blocks, closed)",
+                appCache: format(bytes: appBytes), grdb: format(bytes: grdbBytes), ratio: format(ratio: Double(appBytes) / Double(grdbBytes))))
+        }
+        return rows
     }
 
     /// The bytes each side had the device write per update of one collection (`/proc/self/io`),

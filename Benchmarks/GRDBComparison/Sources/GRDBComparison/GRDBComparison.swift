@@ -36,10 +36,12 @@ struct GRDBComparison {
         rows += try scenarios.writes()
         rows += try scenarios.reads()
         rows += try scenarios.opening()
-        rows.append(try scenarios.space())
+        rows += try scenarios.firstRead()
+        rows += try scenarios.freshInstanceHits()
+        rows += try scenarios.space()
         rows += try scenarios.bytesPerUpdate()
         print("")
-        print("| work (per collection) | AppCache | GRDB | ratio |")
+        print("| work (per collection) | AppCache | GRDB (or the baseline named) | ratio |")
         print("|---|---:|---:|---:|")
         for row in rows { print("| \(row.work) | \(row.appCache) | \(row.grdb) | \(row.ratio) |") }
     }
@@ -62,6 +64,12 @@ struct Row {
         appCache = format(seconds: comparison.appCacheMedian)
         grdb = format(seconds: comparison.grdbMedian)
         ratio = format(ratio: comparison.ratio)
+    }
+
+    /// A row whose baseline is not GRDB: its name goes before the baseline's figure.
+    init(_ comparison: Comparison, baseline: String) {
+        self.init(comparison)
+        grdb = "\(baseline): \(grdb)"
     }
 
     init(work: String, appCache: String, grdb: String, ratio: String) {

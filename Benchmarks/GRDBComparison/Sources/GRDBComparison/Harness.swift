@@ -47,6 +47,11 @@ struct Comparison {
     }
 }
 
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
 /// A duration in seconds, for the table.
 func format(seconds: Double) -> String {
     switch seconds {
