@@ -290,6 +290,7 @@ final class DiskWriter: Sendable {
                     }
                 }
                 compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
+                checkpointPacks(Set(packing.compactMap(\.path.directory)))
                 packing = []
                 packingBytes = 0
             }
@@ -344,6 +345,14 @@ final class DiskWriter: Sendable {
         }
 
         /// Removes the archive at `path`; a missing file is not an error.
+        /// Checkpoints the packs among `directories` with ``PackTable/checkpointInterval`` bytes
+        /// or more written since their checkpoint (``PackCheckpoint``).
+        private mutating func checkpointPacks(_ directories: Set<String>) {
+            for directory in directories.sorted() where store.packs.needsCheckpoint(directory, fileSystem: store.fileSystem) {
+                ledger.checkpointPack(inDirectory: directory)
+            }
+        }
+
         mutating func delete(at path: CachePath, key: ArchiveKey?) throws(AppCacheError) {
             ledger.announce([.willChange(path: path, temporaryName: FileSystem.temporaryName())])
             try store.removeFile(at: path, key: key)

@@ -46,6 +46,12 @@ struct FileID: Hashable, Sendable {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
+
+    /// The file a record on disk names (a pack's checkpoint names its pack).
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// Which regular file a path held and when it was last modified: what the memory/disk

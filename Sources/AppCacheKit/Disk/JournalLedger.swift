@@ -473,6 +473,22 @@ struct JournalLedger {
         }
     }
 
+    /// Writes `directory`'s pack checkpoint (``PackCheckpoint``) through a temporary file
+    /// beside it, announced in the journal. A failure is reported; the old checkpoint (or none)
+    /// stays, which costs reads speed only.
+    mutating func checkpointPack(inDirectory directory: String) {
+        let temporaryName = FileSystem.temporaryName()
+        announce([.willCompact(temporaryName: temporaryName, directory: directory)])
+        defer { record(.temporaryGone(name: temporaryName, directory: directory)) }
+        do throws(SystemError) {
+            try store.packs.checkpoint(directory, temporaryName: temporaryName, fileSystem: store.fileSystem)
+        } catch {
+            problems.append(AppCacheError(
+                code: error.code, message: "A pack's checkpoint could not be written; reading the pack after a launch stays slower.",
+                path: error.path, underlyingError: error))
+        }
+    }
+
     private mutating func report(_ reason: String) {
         problems.append(AppCacheError(
             code: .corruptArchive, message: "The disk index journal is damaged (\(reason)); it was rebuilt from the archives.",

@@ -104,6 +104,29 @@ import Darwin
         #expect(index[2]?.cachedDate == Self.written && index[2]?.sequence == 2, "the bad date is not taken")
     }
 
+    /// An index continuing a checkpoint keeps what its records say of archives it does not
+    /// hold: a removal hides the checkpoint's entry, a re-dating moves its date, damage naming
+    /// it makes it a miss; a new record of the name replaces all of that.
+    @Test func anIndexAfterACheckpointKeepsWhatItsRecordsSayOfTheCheckpointsArchives() {
+        var index = PackIndex(continuingAt: 1_000)
+        index.apply(Self.removal(1, sequence: 10), at: index.end)
+        index.apply(Self.redating(2, sequence: 11, date: Self.later), at: index.end)
+        index.skipDamage(from: index.end, to: index.end + 50, reason: "flipped", naming: [3])
+        index.apply(Self.redating(1, sequence: 12, date: Self.later), at: index.end)
+        #expect(index.overrides[1] == .removed, "a re-dating after a removal brings nothing back")
+        #expect(index.overrides[2] == .redated(sequence: 11, date: Self.later))
+        #expect(index.overrides[3] == .damaged("flipped"))
+        #expect(index.lastRecordOffset == 1_000 + 2 * PackRecord.prefixLength + 50)
+        index.apply(Self.archive(1, bytes: 20, sequence: 13), at: index.end)
+        #expect(index.overrides[1] == nil && index[1]?.sequence == 13, "a new record is the archive again")
+        index.apply(Self.removal(1, sequence: 14), at: index.end)
+        #expect(index[1] == nil && index.overrides[1] == .removed, "removed again: the checkpoint's entry stays hidden too")
+
+        var whole = PackIndex()
+        whole.apply(Self.removal(5, sequence: 1), at: whole.end)
+        #expect(whole.overrides.isEmpty, "an index of a whole pack needs none")
+    }
+
     /// The index one process builds while appending is the one another builds reading the
     /// file, and damage in the middle costs only its record.
     @Test func readingAPackGivesTheIndexItsAppendsGave() throws {

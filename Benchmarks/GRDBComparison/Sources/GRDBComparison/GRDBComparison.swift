@@ -2,7 +2,8 @@ import AppCacheKit
 import Foundation
 import GRDB
 
-/// `swift run -c release GRDBComparison [--quick] [--directory PATH]` (in Benchmarks/GRDBComparison)
+/// `swift run -c release GRDBComparison [--quick] [--keep] [--directory PATH]` (in Benchmarks/GRDBComparison;
+/// `--keep` leaves the work directory's files for a look; `--only` runs some parts of the table)
 ///
 /// AppCache beside SQLite through GRDB, as many iOS developers cache instead: WAL,
 /// `synchronous = NORMAL`, one row per key holding the collection as a blob encoded with the
@@ -13,15 +14,21 @@ import GRDB
 struct GRDBComparison {
     static func main() throws {
         var quick = false
+        var keep = false
+        var only: Set<String>?
         var base = URL(filePath: FileManager.default.currentDirectoryPath).appending(path: ".build/comparison-work", directoryHint: .isDirectory)
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "--quick": quick = true
+            case "--keep": keep = true
+            case "--only":
+                guard let names = arguments.popFirst() else { fail("--only needs a list of parts") }
+                only = Set(names.split(separator: ",").map(String.init))
             case "--directory":
                 guard let path = arguments.popFirst() else { fail("--directory needs a path") }
                 base = URL(filePath: path, directoryHint: .isDirectory)
-            default: fail("usage: GRDBComparison [--quick] [--directory PATH]")
+            default: fail("usage: GRDBComparison [--quick] [--keep] [--only writes,reads,opening,first-read,fresh,space,bytes] [--directory PATH]")
             }
         }
         #if DEBUG
@@ -29,17 +36,16 @@ struct GRDBComparison {
         #endif
         let work = base.appending(path: "run-\(UUID().uuidString)", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
+        defer { if !keep { try? FileManager.default.removeItem(at: work) } }
         print("AppCache beside GRDB \(quick ? "(quick run)" : ""): \(work.path(percentEncoded: false)), \(Date())")
         let scenarios = ComparisonScenarios(work: work, quick: quick)
         var rows: [Row] = []
-        rows += try scenarios.writes()
-        rows += try scenarios.reads()
-        rows += try scenarios.opening()
-        rows += try scenarios.firstRead()
-        rows += try scenarios.freshInstanceHits()
-        rows += try scenarios.space()
-        rows += try scenarios.bytesPerUpdate()
+        let parts: [(String, () throws -> [Row])] = [
+            ("writes", scenarios.writes), ("reads", scenarios.reads), ("opening", scenarios.opening),
+            ("first-read", scenarios.firstRead), ("fresh", scenarios.freshInstanceHits), ("space", scenarios.space),
+            ("bytes", scenarios.bytesPerUpdate),
+        ]
+        for (name, part) in parts where only?.contains(name) ?? true { rows += try part() }
         print("")
         print("| work (per collection) | AppCache | GRDB (or the baseline named) | ratio |")
         print("|---|---:|---:|---:|")

@@ -36,8 +36,24 @@ struct PackIndex {
         var reason: String
     }
 
+    /// What records read after a checkpoint (``PackCheckpoint``) say of an archive whose
+    /// newest record they do not hold: the checkpoint's entry is then not the whole truth.
+    enum Override: Equatable, Sendable {
+        case removed
+        case redated(sequence: UInt64, date: Date)
+        case damaged(String)
+    }
+
     /// The live archives, by the hash of their file names.
     private(set) var entries: [UInt64: Entry] = [:]
+    /// Whether this index holds only the records after ``end`` it started at, a checkpoint
+    /// holding the ones before: removals, re-datings and damage of archives it does not hold
+    /// are then kept in ``overrides``.
+    private(set) var continuesCheckpoint = false
+    /// What the records read say of archives the checkpoint holds (see ``continuesCheckpoint``).
+    private(set) var overrides: [UInt64: Override] = [:]
+    /// Where the last record read or appended starts; `nil` before the first.
+    private(set) var lastRecordOffset: Int?
     /// The end of the last whole record read or appended: where the next one starts.
     private(set) var end = 0
     /// The bytes the live archives' records take.
@@ -48,10 +64,20 @@ struct PackIndex {
     /// The bytes of records no longer live (replaced, removed, re-dated) and of damage.
     var deadBytes: Int { end - liveBytes }
 
+    /// An index of a whole pack, read from its start.
+    init() {}
+
+    /// An index of the records from `end` on, a checkpoint covering those before it.
+    init(continuingAt end: Int) {
+        self.end = end
+        continuesCheckpoint = true
+    }
+
     /// Takes the record at `offset`, which must be ``end``, into account.
     mutating func apply(_ record: PackRecord, at offset: Int) {
         assert(offset == end, "records are applied in the pack's order")
         end = offset + record.length
+        lastRecordOffset = offset
         let damage = record.hasSaneDate ? nil : "a record whose date is no date a write makes"
         if damage != nil { self.damage.append(Damage(offset: offset, length: record.length, reason: damage!)) }
         switch record.kind {
@@ -60,10 +86,21 @@ struct PackIndex {
             entry.damage = damage
             if let old = entries.updateValue(entry, forKey: record.nameHash) { liveBytes -= old.length }
             liveBytes += entry.length
+            if continuesCheckpoint { overrides[record.nameHash] = nil }
         case .removal:
             if let old = entries.removeValue(forKey: record.nameHash) { liveBytes -= old.length }
+            if continuesCheckpoint { overrides[record.nameHash] = .removed }
         case .redating:
-            guard entries[record.nameHash] != nil else { return }
+            guard entries[record.nameHash] != nil else {
+                // Of an archive the checkpoint may hold: kept for when it is looked up.
+                guard continuesCheckpoint else { return }
+                switch overrides[record.nameHash] {
+                case .removed, .damaged: break
+                case .redated, nil:
+                    overrides[record.nameHash] = damage.map { .damaged($0) } ?? .redated(sequence: record.sequence, date: record.cachedDate)
+                }
+                return
+            }
             if let damage {
                 entries[record.nameHash]?.damage = damage
             } else {
@@ -80,7 +117,13 @@ struct PackIndex {
         assert(offset == end && next > offset, "damage is skipped in the pack's order")
         end = next
         damage.append(Damage(offset: offset, length: next - offset, reason: reason))
-        for hash in hashes where entries[hash] != nil { entries[hash]?.damage = reason }
+        for hash in hashes {
+            if entries[hash] != nil {
+                entries[hash]?.damage = reason
+            } else if continuesCheckpoint, overrides[hash] != .removed {
+                overrides[hash] = .damaged(reason)
+            }
+        }
     }
 
     /// The live archive whose file name hashes to `hash`.

@@ -34,6 +34,10 @@ final class PackTable: Sendable {
     /// A pack is compacted once its dead records take more than its live ones and at least
     /// this many bytes.
     static let minimumCompactionWaste = 1 << 20
+    /// A writer checkpoints a pack (``PackCheckpoint``) once this many of its bytes were
+    /// written after its checkpoint: what the first read after launch reads beyond a lookup in
+    /// the checkpoint is at most this (about a millisecond's worth of record prefixes).
+    static let checkpointInterval = 256 << 10
 
     private struct Slot {
         var file: PackFile?
@@ -46,6 +50,15 @@ final class PackTable: Sendable {
         var stop: PackFile.Stop = .end
         /// How many of the index's stretches of damage were reported.
         var reportedDamage = 0
+        /// The pack's checkpoint, while only lookups were asked of it: ``index`` then holds
+        /// only the records after the checkpoint's covered end.
+        var checkpoint: PackCheckpoint?
+        /// The checkpoint's entries looked up so far, checked against their records (`nil`: not
+        /// in the checkpoint).
+        var looked: [UInt64: PackIndex.Entry?] = [:]
+        /// How much of the pack the checkpoint on disk covers, as this process knows (a writer's
+        /// knowledge, to tell when to write the next one); `nil`: not looked at yet.
+        var checkpointedEnd: Int?
     }
 
     private let slots = BlockingLock<[String: Slot]>([:])
@@ -54,6 +67,8 @@ final class PackTable: Sendable {
     /// which counts what was written, is rebuilt from what the packs hold when it moves
     /// (``JournalLedger``).
     private let surprises = Locked<UInt64>(0)
+    /// The pack bytes this process has scanned for record prefixes (what a checkpoint saves).
+    private let scanned = Locked<Int>(0)
     /// The largest pack written to: past it, archives are files of their own.
     let maximumSize: Int
     /// The hash of the file name of the archive whose bytes (header first) are given, or `nil`:
@@ -86,6 +101,12 @@ final class PackTable: Sendable {
         surprises.withLock { $0 }
     }
 
+    /// The pack bytes this process has scanned for record prefixes, checkpoints aside: what
+    /// reading packs has cost.
+    var scannedBytes: Int {
+        scanned.withLock { $0 }
+    }
+
     private func noteSurprise() {
         surprises.withLock { $0 &+= 1 }
     }
@@ -101,10 +122,63 @@ final class PackTable: Sendable {
         return slots.withLock { slots in
             var slot = slots[directory] ?? Slot()
             defer { slots[directory] = slot }
-            try? refresh(&slot, directory, fileSystem, change: change, writable: false)
-            guard let file = slot.file, let entry = slot.index[hash] else { return nil }
+            try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true)
+            guard let entry = entry(hash, in: &slot, directory, fileSystem), let file = slot.file else { return nil }
             return Located(file: file, entry: entry, hash: hash)
         }
+    }
+
+    /// The newest record of the archive whose name hashes to `hash`: from the records read, or
+    /// from the checkpoint (its record's prefix checked) with what the records after it say.
+    /// A checkpoint that fails a check is set aside and the pack read whole.
+    private func entry(_ hash: UInt64, in slot: inout Slot, _ directory: String, _ fileSystem: FileSystem) -> PackIndex.Entry? {
+        if let entry = slot.index[hash] { return entry }
+        guard let checkpoint = slot.checkpoint, let file = slot.file else { return nil }
+        var base: PackIndex.Entry
+        if let known = slot.looked[hash] {
+            guard let known else { return nil }
+            base = known
+        } else {
+            switch checkpoint.lookup(hash) {
+            case .absent:
+                slot.looked[hash] = .some(nil)
+                return nil
+            case .found(let found) where found.bodyLength == 0:
+                base = PackIndex.Entry(
+                    offset: found.offset, bodyLength: 0, sequence: 0, cachedDate: .distantPast,
+                    damage: "the archive's newest record was damaged when its pack was checkpointed")
+            case .found(let found):
+                var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
+                let read = prefix.withUnsafeMutableBytes { file.read(into: $0, count: PackRecord.prefixLength, at: found.offset) }
+                guard read == PackRecord.prefixLength,
+                    case .record(let record) = prefix.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: Self.maximumBodyLength) }),
+                    record.kind == .archive, record.nameHash == hash, record.bodyLength == found.bodyLength
+                else { return readWhole(hash, &slot, directory, fileSystem) }
+                base = PackIndex.Entry(
+                    offset: found.offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate,
+                    damage: record.hasSaneDate ? nil : "a record whose date is no date a write makes")
+            case .damaged:
+                return readWhole(hash, &slot, directory, fileSystem)
+            }
+            slot.looked[hash] = base
+        }
+        switch slot.index.overrides[hash] {
+        case .removed: return nil
+        case .redated(let sequence, let date):
+            base.sequence = sequence
+            base.cachedDate = date
+        case .damaged(let reason): base.damage = reason
+        case nil: break
+        }
+        return base
+    }
+
+    /// Sets `slot`'s checkpoint aside (it failed a check) and reads the pack whole.
+    private func readWhole(_ hash: UInt64, _ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem) -> PackIndex.Entry? {
+        noteSurprise()
+        slot.checkpointedEnd = 0
+        try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
+        return slot.index[hash]
     }
 
     /// Every archive `directory`'s pack holds, checked against the file now.
@@ -197,6 +271,7 @@ final class PackTable: Sendable {
             // reads. It goes (a reader holding it open still reads it whole).
             if let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) {
                 SystemCalls.unlinkat(held, PackFile.name, 0)
+                SystemCalls.unlinkat(held, PackCheckpoint.name, 0)
                 SystemCalls.close(held)
             }
             slot = Slot()
@@ -228,7 +303,7 @@ final class PackTable: Sendable {
     /// enough of them to be worth rewriting (as this process last saw it).
     func isWasteful(_ directory: String) -> Bool {
         slots.withLock { slots in
-            guard let index = slots[directory]?.index else { return false }
+            guard let index = slots[directory]?.index, !index.continuesCheckpoint else { return false }
             return index.deadBytes > max(index.liveBytes, Self.minimumCompactionWaste)
         }
     }
@@ -247,7 +322,9 @@ final class PackTable: Sendable {
     }
 
     private func compact(_ directory: String, in slots: inout [String: Slot], temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
-        guard var slot = slots[directory], let file = slot.file else { return }
+        // (An index that continues a checkpoint holds only the records after it: never
+        // compacted from.)
+        guard var slot = slots[directory], let file = slot.file, !slot.index.continuesCheckpoint else { return }
         let version = fileSystem.version.descriptor
         let temporaryDisplay = fileSystem.versionPath + "/" + temporaryName
         try fileSystem.inject(.createFile, temporaryDisplay)
@@ -290,11 +367,60 @@ final class PackTable: Sendable {
             slot.index = compacted
             slot.size = compacted.end
             slot.stop = .end
+            // The old checkpoint describes the old pack: none describes this one yet.
+            slot.checkpoint = nil
+            slot.looked = [:]
+            slot.checkpointedEnd = 0
             slots[directory] = slot
         } catch {
             SystemCalls.close(descriptor)
             throw error
         }
+    }
+
+    /// Whether `directory`'s pack, as this writer last saw it, has had
+    /// ``checkpointInterval`` bytes or more written after its checkpoint. Call holding the lock
+    /// file's lock, after appending.
+    func needsCheckpoint(_ directory: String, fileSystem: FileSystem) -> Bool {
+        slots.withLock { slots in
+            guard var slot = slots[directory], let file = slot.file, file.isWritable, slot.checkpoint == nil,
+                slot.index.lastRecordOffset != nil
+            else { return false }
+            defer { slots[directory] = slot }
+            if slot.checkpointedEnd == nil {
+                slot.checkpointedEnd = PackCheckpoint.open(in: directory, for: file, size: slot.size, fileSystem: fileSystem)?.binding.coveredEnd ?? 0
+            }
+            return slot.index.end - (slot.checkpointedEnd ?? 0) >= Self.checkpointInterval
+        }
+    }
+
+    /// Writes `directory`'s checkpoint (``PackCheckpoint``) of its pack as this writer knows it:
+    /// to `temporaryName` beside the pack, renamed over the old checkpoint. Call holding the
+    /// lock file's lock, with `temporaryName` announced in the journal.
+    ///
+    /// Costs a sort of the pack's live archives and a write of 16 bytes each.
+    func checkpoint(_ directory: String, temporaryName: String, fileSystem: FileSystem) throws(SystemError) {
+        let result = slots.withLock { slots in
+            Result { () throws(SystemError) in
+                guard var slot = slots[directory], let file = slot.file, slot.checkpoint == nil, let last = slot.index.lastRecordOffset else { return }
+                var checksum = [UInt8](repeating: 0, count: 4)
+                guard checksum.withUnsafeMutableBytes({ file.read(into: $0, count: 4, at: last + 32) }) == 4 else {
+                    throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                }
+                let binding = PackCheckpoint.Binding(
+                    pack: file.number, coveredEnd: slot.index.end,
+                    lastRecord: (last, checksum.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }))
+                let entries = slot.index.entries.map { hash, entry in
+                    PackCheckpoint.Entry(hash: hash, offset: entry.offset, bodyLength: entry.damage == nil ? entry.bodyLength : 0)
+                }
+                _ = try fileSystem.writeAtomically(
+                    header: [], payload: Data(PackCheckpoint.bytes(of: entries, binding: binding)),
+                    to: CachePath(directory: directory, name: PackCheckpoint.name), temporaryName: temporaryName, modificationDate: Date())
+                slot.checkpointedEnd = slot.index.end
+                slots[directory] = slot
+            }
+        }
+        if case .failure(let error) = result { throw error }
     }
 
     /// Lets `directory`'s pack go (its directory was moved out of view).
@@ -310,7 +436,20 @@ final class PackTable: Sendable {
     /// Brings `slot` up to date with the pack at `directory` now: unchanged when already checked
     /// at `change`; else one `fstatat`, then the new records, or the whole pack when it was
     /// replaced or shrank. A writer also opens it for appending, creating it.
-    private func refresh(_ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem, change: UInt64?, writable: Bool) throws(SystemError) {
+    ///
+    /// - Parameter lookup: only single archives will be looked up: a pack opened afresh is then
+    ///   read from its checkpoint's covered end, if it has a checkpoint that describes it.
+    private func refresh(
+        _ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem, change: UInt64?, writable: Bool, lookup: Bool = false
+    ) throws(SystemError) {
+        if !lookup, slot.checkpoint != nil {
+            // Every archive is wanted: the records the checkpoint covers are read after all.
+            slot.checkpoint = nil
+            slot.looked = [:]
+            slot.index = PackIndex()
+            slot.reportedDamage = 0
+            slot.checkedAt = nil
+        }
         if !writable, let change, slot.checkedAt == change { return }
         let current = PackFile.current(in: directory, fileSystem: fileSystem)
         var size = current?.size ?? 0
@@ -331,12 +470,22 @@ final class PackTable: Sendable {
             if !(isSameFile && file.number == slot.file?.number) {
                 slot.index = PackIndex()
                 slot.reportedDamage = 0
+                slot.checkpoint = nil
+                slot.looked = [:]
+                slot.checkpointedEnd = nil
+                if lookup, !writable, let checkpoint = PackCheckpoint.open(in: directory, for: file, size: openedSize, fileSystem: fileSystem) {
+                    slot.checkpoint = checkpoint
+                    slot.checkpointedEnd = checkpoint.binding.coveredEnd
+                    slot.index = PackIndex(continuingAt: checkpoint.binding.coveredEnd)
+                }
             }
             slot.file = file
             size = openedSize
         }
         if size > slot.index.end, let file = slot.file {
+            let from = slot.index.end
             slot.stop = file.scan(into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength, identify: identify)
+            scanned.withLock { $0 += slot.index.end - from }
             reportDamage(in: &slot, directory, fileSystem)
         } else {
             slot.stop = .end

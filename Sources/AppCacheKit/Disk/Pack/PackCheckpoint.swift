@@ -1,0 +1,270 @@
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A checkpointed table of a pack (``PackFile``): where each live archive's newest record was
+/// when it was written, sorted by name hash, in the user directory beside the pack
+/// (`.pack-checkpoint`). It lets the first read after launch find one archive without reading
+/// every record prefix of the pack: a lookup reads the table's header and page directory, one
+/// page, and the pack's records written after the table (its tail, kept short by the writers).
+///
+/// Layout, integers little-endian:
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 4 | magic `ACPC` |
+/// | 4 | 4 | format version, 1 |
+/// | 8 | 8 | the pack's device |
+/// | 16 | 8 | the pack's inode |
+/// | 24 | 8 | covered end: the pack's bytes the table describes (every record before it) |
+/// | 32 | 8 | offset of the last record before the covered end (`UInt64.max`: none) |
+/// | 40 | 4 | that record's prefix checksum (its bytes 32..<36) |
+/// | 44 | 4 | entry count |
+/// | 48 | 4 | page count |
+/// | 52 | 4 | CRC-32 of the page directory |
+/// | 56 | 4 | reserved, 0 |
+/// | 60 | 4 | CRC-32 of bytes 0..<60 |
+/// | 64 | 8 × pages | the page directory: each page's first name hash |
+/// | then | 4096 × pages | the pages |
+///
+/// A page: entry count (2), reserved (2), CRC-32 of its entries (4), then up to 255 entries of
+/// 16 bytes: name hash (8), record offset (4), body length (4; 0 for an archive whose newest
+/// record is damage: a miss). Entries are sorted by hash across pages.
+///
+/// Why a checkpointed table rather than an index appended with the records: an appended index
+/// still has to be read whole, so its cost would still grow with the count; a sorted table is
+/// searched, so a lookup costs the same at a thousand archives as at a million, and the pack
+/// stays the one place a write goes. The table is only ever a hint: it is bound to one pack
+/// file (its device, inode and the checksum of its last covered record's prefix, which holds a
+/// random sequence number, so a pack made again at a reused inode does not match), and every
+/// record it points to is checked (prefix checksum, kind, name hash, length) before it is
+/// used; a table that does not match, or fails a check, is set aside and the pack is read as
+/// before. A torn or missing table costs speed, never an answer.
+///
+/// Thread safety: `Sendable`; the descriptor is closed when the last copy goes.
+struct PackCheckpoint: Sendable {
+    /// The file name of a pack's checkpoint.
+    static let name = ".pack-checkpoint"
+    static let magic: [UInt8] = Array("ACPC".utf8)
+    static let formatVersion: UInt32 = 1
+    static let headerLength = 64
+    static let pageSize = 4096
+    static let pageHeaderLength = 8
+    static let entryLength = 16
+    static let entriesPerPage = (pageSize - pageHeaderLength) / entryLength
+    /// The most pages a table may have: one per 255 records of the largest pack there can be.
+    static let maximumPages = PackFile.maximumSize / PackRecord.prefixLength / entriesPerPage + 1
+
+    /// What the table describes: which pack, and how much of it.
+    struct Binding: Equatable, Sendable {
+        var pack: FileID
+        var coveredEnd: Int
+        /// The last record before ``coveredEnd`` and its prefix's checksum; `nil` when the pack
+        /// had no record.
+        var lastRecord: (offset: Int, checksum: UInt32)?
+
+        static func == (lhs: Binding, rhs: Binding) -> Bool {
+            lhs.pack == rhs.pack && lhs.coveredEnd == rhs.coveredEnd && lhs.lastRecord?.offset == rhs.lastRecord?.offset
+                && lhs.lastRecord?.checksum == rhs.lastRecord?.checksum
+        }
+    }
+
+    /// One archive in the table.
+    struct Entry: Equatable, Sendable {
+        var hash: UInt64
+        var offset: Int
+        /// 0: the archive's newest record is damage.
+        var bodyLength: Int
+    }
+
+    private let handle: DescriptorHandle
+    let binding: Binding
+    private let firstHashes: [UInt64]
+
+    /// What a lookup found.
+    enum Lookup: Equatable {
+        case found(Entry)
+        case absent
+        /// A page that fails its checks: the table is not to be trusted.
+        case damaged
+    }
+
+    // MARK: - Reading
+
+    /// Opens `directory`'s checkpoint if there is one and it describes `pack` (opened, `size`
+    /// bytes now); `nil` otherwise (none, another pack's, damaged).
+    static func open(in directory: String, for pack: PackFile, size: Int, fileSystem: FileSystem) -> PackCheckpoint? {
+        let path = CachePath(directory: directory, name: name)
+        guard let held = try? fileSystem.openDirectory(of: path, create: false) else { return nil }
+        defer { SystemCalls.close(held) }
+        let descriptor = SystemCalls.openat(held, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+        guard descriptor >= 0 else { return nil }
+        let handle = DescriptorHandle(descriptor: descriptor)
+        var info = stat()
+        guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var header = [UInt8](repeating: 0, count: headerLength)
+        guard header.withUnsafeMutableBytes({ read(descriptor, into: $0, at: 0) }) == headerLength,
+            let parsed = parseHeader(header), parsed.binding.pack == pack.number, parsed.binding.coveredEnd <= size,
+            parsed.pages <= maximumPages, Int(clamping: info.st_size) >= headerLength + parsed.pages * (8 + pageSize)
+        else { return nil }
+        // The last covered record must be the one the table was written after: same offset,
+        // same prefix checksum (which covers its random sequence number).
+        if let last = parsed.binding.lastRecord {
+            guard last.offset + PackRecord.prefixLength <= parsed.binding.coveredEnd else { return nil }
+            var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
+            guard prefix.withUnsafeMutableBytes({ pack.read(into: $0, count: PackRecord.prefixLength, at: last.offset) }) == PackRecord.prefixLength,
+                load(UInt32.self, prefix, 32) == last.checksum
+            else { return nil }
+        } else if parsed.binding.coveredEnd != 0 {
+            return nil
+        }
+        var directoryBytes = [UInt8](repeating: 0, count: parsed.pages * 8)
+        if parsed.pages > 0 {
+            guard directoryBytes.withUnsafeMutableBytes({ read(descriptor, into: $0, at: headerLength) }) == directoryBytes.count,
+                directoryBytes.withUnsafeBytes({ CRC32.checksum($0) }) == parsed.directoryChecksum
+            else { return nil }
+        }
+        let firstHashes = (0..<parsed.pages).map { load(UInt64.self, directoryBytes, $0 * 8) }
+        guard zip(firstHashes, firstHashes.dropFirst()).allSatisfy({ $0 <= $1 }) else { return nil }
+        return PackCheckpoint(handle: handle, binding: parsed.binding, firstHashes: firstHashes)
+    }
+
+    private init(handle: DescriptorHandle, binding: Binding, firstHashes: [UInt64]) {
+        self.handle = handle
+        self.binding = binding
+        self.firstHashes = firstHashes
+    }
+
+    /// The binding a checkpoint file's first bytes state, checked; `nil` for anything else.
+    static func binding(ofHeader bytes: [UInt8]) -> Binding? {
+        parseHeader(bytes)?.binding
+    }
+
+    private static func parseHeader(_ bytes: [UInt8]) -> (binding: Binding, pages: Int, directoryChecksum: UInt32)? {
+        guard bytes.count >= headerLength, Array(bytes[0..<4]) == magic, load(UInt32.self, bytes, 4) == formatVersion,
+            bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<60])) }) == load(UInt32.self, bytes, 60)
+        else { return nil }
+        let coveredEnd = load(UInt64.self, bytes, 24)
+        let lastOffset = load(UInt64.self, bytes, 32)
+        let pages = Int(load(UInt32.self, bytes, 48))
+        let count = Int(load(UInt32.self, bytes, 44))
+        guard coveredEnd <= UInt64(PackFile.maximumSize), count <= pages * entriesPerPage, pages <= maximumPages,
+            lastOffset == .max || lastOffset < coveredEnd
+        else { return nil }
+        let binding = Binding(
+            pack: FileID(device: load(UInt64.self, bytes, 8), inode: load(UInt64.self, bytes, 16)), coveredEnd: Int(coveredEnd),
+            lastRecord: lastOffset == .max ? nil : (Int(lastOffset), load(UInt32.self, bytes, 40)))
+        return (binding, pages, load(UInt32.self, bytes, 52))
+    }
+
+    /// Where the table puts the archive whose name hashes to `hash`: one page read (4 KiB) and a
+    /// binary search. O(log n) in memory, one `pread`.
+    func lookup(_ hash: UInt64) -> Lookup {
+        // The last page whose first hash is at most `hash`.
+        var low = 0
+        var high = firstHashes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if firstHashes[middle] <= hash { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return .absent }
+        let page = low - 1
+        var bytes = [UInt8](repeating: 0, count: Self.pageSize)
+        let offset = Self.headerLength + firstHashes.count * 8 + page * Self.pageSize
+        guard bytes.withUnsafeMutableBytes({ Self.read(handle.descriptor, into: $0, at: offset) }) == Self.pageSize else { return .damaged }
+        let count = Int(Self.load(UInt16.self, bytes, 0))
+        guard count > 0, count <= Self.entriesPerPage,
+            bytes.withUnsafeBytes({
+                CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[Self.pageHeaderLength..<Self.pageHeaderLength + count * Self.entryLength]))
+            }) == Self.load(UInt32.self, bytes, 4),
+            Self.load(UInt64.self, bytes, Self.pageHeaderLength) == firstHashes[page]
+        else { return .damaged }
+        var lowEntry = 0
+        var highEntry = count
+        while lowEntry < highEntry {
+            let middle = (lowEntry + highEntry) / 2
+            let at = Self.pageHeaderLength + middle * Self.entryLength
+            let found = Self.load(UInt64.self, bytes, at)
+            if found == hash {
+                let entry = Entry(hash: hash, offset: Int(Self.load(UInt32.self, bytes, at + 8)), bodyLength: Int(Self.load(UInt32.self, bytes, at + 12)))
+                guard entry.offset + PackRecord.prefixLength + entry.bodyLength <= binding.coveredEnd else { return .damaged }
+                return .found(entry)
+            }
+            if found < hash { lowEntry = middle + 1 } else { highEntry = middle }
+        }
+        return .absent
+    }
+
+    // MARK: - Writing
+
+    /// The bytes of a checkpoint of `entries` (any order; one per hash) bound to `binding`.
+    static func bytes(of entries: [Entry], binding: Binding) -> [UInt8] {
+        let sorted = entries.sorted { $0.hash < $1.hash }
+        let pages = (sorted.count + entriesPerPage - 1) / entriesPerPage
+        var directory: [UInt8] = []
+        directory.reserveCapacity(pages * 8)
+        var body = [UInt8](repeating: 0, count: pages * pageSize)
+        for page in 0..<pages {
+            let slice = sorted[(page * entriesPerPage)..<min((page + 1) * entriesPerPage, sorted.count)]
+            append(slice.first!.hash, to: &directory)
+            let base = page * pageSize
+            var entryBytes: [UInt8] = []
+            entryBytes.reserveCapacity(slice.count * entryLength)
+            for entry in slice {
+                append(entry.hash, to: &entryBytes)
+                append(UInt32(entry.offset), to: &entryBytes)
+                append(UInt32(entry.bodyLength), to: &entryBytes)
+            }
+            var pageHeader: [UInt8] = []
+            append(UInt16(slice.count), to: &pageHeader)
+            append(UInt16(0), to: &pageHeader)
+            entryBytes.withUnsafeBytes { append(CRC32.checksum($0), to: &pageHeader) }
+            body.replaceSubrange(base..<base + pageHeaderLength, with: pageHeader)
+            body.replaceSubrange(base + pageHeaderLength..<base + pageHeaderLength + entryBytes.count, with: entryBytes)
+        }
+        var header: [UInt8] = magic
+        append(formatVersion, to: &header)
+        append(binding.pack.device, to: &header)
+        append(binding.pack.inode, to: &header)
+        append(UInt64(binding.coveredEnd), to: &header)
+        append(binding.lastRecord.map { UInt64($0.offset) } ?? .max, to: &header)
+        append(binding.lastRecord?.checksum ?? 0, to: &header)
+        append(UInt32(sorted.count), to: &header)
+        append(UInt32(pages), to: &header)
+        directory.withUnsafeBytes { append(CRC32.checksum($0), to: &header) }
+        append(UInt32(0), to: &header)
+        header.withUnsafeBytes { append(CRC32.checksum($0), to: &header) }
+        return header + directory + body
+    }
+
+    // MARK: - Bytes
+
+    private static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < buffer.count {
+            let got = SystemCalls.pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return got < 0 ? -1 : filled }
+            filled += got
+        }
+        return filled
+    }
+
+    private static func load<T: FixedWidthInteger>(_ type: T.Type, _ bytes: [UInt8], _ offset: Int) -> T {
+        var value: T = 0
+        withUnsafeMutableBytes(of: &value) { target in
+            bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + MemoryLayout<T>.size])) }
+        }
+        return T(littleEndian: value)
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+}

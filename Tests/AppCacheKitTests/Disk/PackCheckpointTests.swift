@@ -1,0 +1,126 @@
+import Foundation
+import MenuModel
+import Testing
+
+@testable import AppCacheKit
+
+/// A pack's checkpoint (`.pack-checkpoint`, ``PackCheckpoint``): the first read after launch
+/// finds a collection through it without reading the pack's records before it, answers exactly
+/// what reading the whole pack would (the records written after it included), and a checkpoint
+/// that is damaged, another pack's or outdated costs speed, never an answer.
+struct PackCheckpointTests {
+    /// Enough one-item collections to write several checkpoints' worth of records.
+    static let count = 1_500
+
+    private func item(_ index: Int, version: Int = 0) -> [MenuItem] {
+        var items = MenuItem.sampleMenu(count: 1, seed: index)
+        items[0].reviewCount = version
+        return items
+    }
+
+    private func checkpointPath(_ fixture: Fixture, user: String = "alice") -> String {
+        fixture.layout().userPath(user) + "/" + PackCheckpoint.name
+    }
+
+    private func packSize(_ fixture: Fixture) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: fixture.layout().userPath("alice") + "/" + PackFile.name)[.size]) as? Int) ?? 0
+    }
+
+    /// Fills alice's pack with `count` collections written through, then changes a few after
+    /// the last checkpoint: one rewritten, one removed.
+    private func filled(_ fixture: Fixture) throws {
+        let cache = try fixture.openCache()
+        for index in 0..<Self.count { try cache.cacheItems(item(index), forKey: "k\(index)") }
+        try cache.cacheItems(item(5, version: 1), forKey: "k5")
+        try cache.removeItems(MenuItem.self, forKey: "k6")
+    }
+
+    /// Every collection, read by a fresh instance, is what was written last.
+    private func expectEveryCollection(_ fixture: Fixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let reader = try fixture.openCache()
+        for index in 0..<Self.count {
+            let expected: [MenuItem]? = index == 6 ? nil : item(index, version: index == 5 ? 1 : 0)
+            #expect(try reader.getCachedItems(MenuItem.self, forKey: "k\(index)") == expected, "k\(index)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func theFirstReadAfterLaunchReadsOnlyTheRecordsAfterTheCheckpoint() throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        #expect(FileManager.default.fileExists(atPath: checkpointPath(fixture)), "the writer checkpointed the pack")
+
+        let reader = try fixture.openCache()
+        let packs = reader.store.disk.store.packs
+        let before = packs.scannedBytes
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "k700") == item(700))
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "k5") == item(5, version: 1), "rewritten after the checkpoint")
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "k6") == nil, "removed after the checkpoint")
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "absent") == nil)
+        let scanned = packs.scannedBytes - before
+        #expect(scanned <= PackTable.checkpointInterval + 64 << 10, "scanned \(scanned) of \(packSize(fixture)) bytes")
+        #expect(packSize(fixture) > 2 * PackTable.checkpointInterval, "the pack is larger than what was scanned")
+        try expectEveryCollection(fixture)
+    }
+
+    @Test func aListingOrAWriteAfterLookupsReadsThePackWhole() throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        let reader = try fixture.openCache()
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "k10") == item(10))
+        #expect(try reader.entries().count == Self.count - 1, "every collection listed, the removed one not")
+        try reader.cacheItems(item(10, version: 2), forKey: "k10")
+        #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "k10") == item(10, version: 2))
+    }
+
+    @Test(arguments: ["a page's byte", "the header", "the directory", "cut short", "another pack's"])
+    func aCheckpointThatFailsACheckIsSetAside(_ damage: String) throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        let path = checkpointPath(fixture)
+        var bytes = [UInt8](try Data(contentsOf: URL(filePath: path)))
+        let pages = Int(bytes[48]) | Int(bytes[49]) << 8
+        switch damage {
+        case "a page's byte": bytes[PackCheckpoint.headerLength + pages * 8 + 3 * PackCheckpoint.pageSize / 2 + 17] ^= 0x40
+        case "the header": bytes[30] ^= 0x01
+        case "the directory": bytes[PackCheckpoint.headerLength + 9] ^= 0x80
+        case "cut short": bytes.removeLast(PackCheckpoint.pageSize + 100)
+        default:
+            // The checkpoint of another user's pack, of the same size and layout.
+            let other = try fixture.openCache(user: "bob")
+            for index in 0..<Self.count { try other.cacheItems(item(index + 1), forKey: "k\(index)") }
+            bytes = [UInt8](try Data(contentsOf: URL(filePath: checkpointPath(fixture, user: "bob"))))
+        }
+        try Data(bytes).write(to: URL(filePath: path))
+        // Whether the pages' fault is met at the first lookup or a later one, every answer is
+        // the pack's own.
+        try expectEveryCollection(fixture)
+        if damage == "the header" {
+            let reader = try fixture.openCache()
+            let before = reader.store.disk.store.packs.scannedBytes
+            _ = try reader.getCachedItems(MenuItem.self, forKey: "k1")
+            #expect(reader.store.disk.store.packs.scannedBytes - before == packSize(fixture), "the pack was read whole")
+        }
+    }
+
+    @Test func aCompactedPackIsNotReadThroughTheOldPacksCheckpoint() throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        let old = try Data(contentsOf: URL(filePath: checkpointPath(fixture)))
+        let cache = try fixture.openCache()
+        // Replace most records until the pack is compacted (its inode changes).
+        let number = try #require(FileManager.default.attributesOfItem(atPath: fixture.layout().userPath("alice") + "/" + PackFile.name)[.systemFileNumber] as? Int)
+        var round = 0
+        while (try FileManager.default.attributesOfItem(atPath: fixture.layout().userPath("alice") + "/" + PackFile.name)[.systemFileNumber] as? Int) == number {
+            round += 1
+            for index in 0..<200 { try cache.cacheItems(item(index, version: round), forKey: "k\(index)") }
+            try #require(round < 50, "the pack was never compacted")
+        }
+        // The old checkpoint put back beside the new pack: it does not describe it.
+        try old.write(to: URL(filePath: checkpointPath(fixture)))
+        let reader = try fixture.openCache()
+        for index in [0, 150, 199, 200, 1_000] {
+            let expected = index == 6 ? nil : item(index, version: index < 200 ? round : 0)
+            #expect(try reader.getCachedItems(MenuItem.self, forKey: "k\(index)") == expected, "k\(index)")
+        }
+    }
+}
