@@ -41,6 +41,13 @@ struct DiskIndex {
         case willCompact(temporaryName: String, directory: String? = nil)
         /// The temporary file `name` of `directory` (`nil`: the version directory) is gone.
         case temporaryGone(name: String, directory: String? = nil)
+        /// Intent: records are about to be appended to `directory`'s pack (and files they
+        /// replace removed): one line for a batch's every small archive of the directory, where
+        /// a file of its own takes a `willChange` each. Settled by `appended`, or after a crash by
+        /// what the directory holds.
+        case willAppend(directory: String)
+        /// The appends `willAppend` announced are over (each archive written has its `set`).
+        case appended(directory: String)
 
         /// Whether the record says an archive changed on disk (rather than an intent or a use).
         var changesDisk: Bool {
@@ -103,7 +110,7 @@ struct DiskIndex {
             }
         case .begin:
             self = DiskIndex()
-        case .willChange, .willRemoveAll, .willCompact, .temporaryGone:
+        case .willChange, .willRemoveAll, .willCompact, .temporaryGone, .willAppend, .appended:
             break
         }
     }
@@ -146,6 +153,8 @@ extension DiskIndex.Record {
         case .willRemoveAll(let directory): "J \(directory ?? "*")"
         case .willCompact(let temporaryName, let directory): "C \(temporaryName)" + (directory.map { " \($0)" } ?? "")
         case .temporaryGone(let name, let directory): "K \(name)" + (directory.map { " \($0)" } ?? "")
+        case .willAppend(let directory): "P \(directory)"
+        case .appended(let directory): "Q \(directory)"
         }
     }
 
@@ -183,6 +192,9 @@ extension DiskIndex.Record {
             let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard fields.count == 2, Self.isTemporaryName(fields[0]), let path = CachePath(relative: fields[1]) else { return nil }
             self = .willChange(path: path, temporaryName: String(fields[0]))
+        case "P", "Q":
+            guard CachePath.isValidDirectory(rest) else { return nil }
+            self = line.first == "P" ? .willAppend(directory: String(rest)) : .appended(directory: String(rest))
         case "C", "K":
             let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard Self.isTemporaryName(fields[0]) else { return nil }

@@ -256,7 +256,9 @@ final class DiskWriter: Sendable {
             }
         }
 
-        /// Writes several archives, announcing them all in one journal write first.
+        /// Writes several archives: small ones appended to their directories' packs (one
+        /// `write` per pack, announced by one journal line per pack), large ones as files of
+        /// their own (each announced by its own intent, all in one journal write first).
         ///
         /// - Parameter shouldStop: asked before each archive; once it says `true`, or the
         ///   system is suspending the process (``SuspensionGate/isClosed``), the rest are not
@@ -266,15 +268,35 @@ final class DiskWriter: Sendable {
         mutating func write(
             _ archives: [(record: ArchiveRecord, key: ArchiveKey, path: CachePath)], until shouldStop: () -> Bool = { false }
         ) -> [Swift.Result<FileVersion, AppCacheError>] {
-            let temporaryNames = archives.map { _ in FileSystem.temporaryName() }
-            ledger.announce(zip(archives, temporaryNames).map { .willChange(path: $0.0.path, temporaryName: $0.1) })
+            // Which archives go into packs: decided first, so that only files are announced
+            // one by one. (The room is counted for all the batch's packed archives: enough to
+            // stay within the bound, whichever directories they go to.)
+            var headers: [[UInt8]] = []
+            var isPacked: [Bool] = []
+            headers.reserveCapacity(archives.count)
+            isPacked.reserveCapacity(archives.count)
+            var packedBytes = 0
+            for archive in archives {
+                let header = DiskStore.header(of: archive.record, forKey: archive.key)
+                let length = header.count + archive.record.payload.count
+                let packs = store.packs(archiveOf: length)
+                    && store.packs.hasRoom(for: packedBytes + length, in: archive.path.directory ?? CacheLayout.sharedDirectoryName)
+                if packs { packedBytes += length + PackRecord.prefixLength }
+                headers.append(header)
+                isPacked.append(packs)
+            }
+            let temporaryNames = isPacked.map { $0 ? "" : FileSystem.temporaryName() }
+            ledger.announce(zip(archives, temporaryNames).compactMap { archive, name in
+                name.isEmpty ? nil : .willChange(path: archive.path, temporaryName: name)
+            })
             var results: [Swift.Result<FileVersion, AppCacheError>?] = []
             // Small archives go into their directories' packs, gathered and appended together
             // (one `write` per pack) before a file of the same path or at the end.
-            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath, temporaryName: String)] = []
-            var packingBytes = 0
+            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
             func appendPacked() {
                 guard !packing.isEmpty else { return }
+                let directories = Set(packing.map { $0.path.directory ?? CacheLayout.sharedDirectoryName }).sorted()
+                ledger.announce(directories.map { .willAppend(directory: $0) })
                 let (written, damage) = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
                 for problem in damage { report(problem) }
                 for (archive, result) in zip(packing, written) {
@@ -284,38 +306,35 @@ final class DiskWriter: Sendable {
                         results[archive.index] = .success(written.identity)
                     case .failure(let error) where (error.underlyingError as? SystemError)?.errorNumber == EFBIG:
                         // The pack is full (another process filled it): a file of its own.
-                        results[archive.index] = writeFile(archive.record, archive.header, archive.key, archive.path, archive.temporaryName)
+                        let temporaryName = FileSystem.temporaryName()
+                        ledger.announce([.willChange(path: archive.path, temporaryName: temporaryName)])
+                        results[archive.index] = writeFile(archive.record, archive.header, archive.key, archive.path, temporaryName)
                     case .failure(let error):
                         results[archive.index] = .failure(error)
                     }
                 }
+                // Each pack holds what was appended whole, or what it held before.
+                for directory in directories { ledger.record(.appended(directory: directory)) }
                 compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
                 checkpointPacks(Set(packing.compactMap(\.path.directory)))
                 packing = []
-                packingBytes = 0
             }
-            for (archive, temporaryName) in zip(archives, temporaryNames) {
+            for (position, archive) in archives.enumerated() {
                 if shouldStop() || gate.isClosed { break }
-                let header = DiskStore.header(of: archive.record, forKey: archive.key)
                 results.append(nil)
-                let length = header.count + archive.record.payload.count
-                // (The room is counted for all the batch's packed archives: enough to stay within
-                // the bound, whichever directories they go to.)
-                if store.packs(archiveOf: length),
-                    store.packs.hasRoom(for: packingBytes + length, in: archive.path.directory ?? CacheLayout.sharedDirectoryName)
-                {
-                    packingBytes += length + PackRecord.prefixLength
-                    packing.append((results.count - 1, archive.record, header, archive.key, archive.path, temporaryName))
+                if isPacked[position] {
+                    packing.append((results.count - 1, archive.record, headers[position], archive.key, archive.path))
                     continue
                 }
                 if packing.contains(where: { $0.path == archive.path }) { appendPacked() }
-                results[results.count - 1] = writeFile(archive.record, header, archive.key, archive.path, temporaryName)
+                results[results.count - 1] = writeFile(archive.record, headers[position], archive.key, archive.path, temporaryNames[position])
             }
             appendPacked()
             return results.map { $0! }
         }
 
-        /// Writes one archive as a file of its own, through `temporaryName`, and records it.
+        /// Writes one archive as a file of its own, through `temporaryName` (announced), and
+        /// records it.
         private mutating func writeFile(
             _ record: ArchiveRecord, _ header: [UInt8], _ key: ArchiveKey, _ path: CachePath, _ temporaryName: String
         ) -> Swift.Result<FileVersion, AppCacheError> {

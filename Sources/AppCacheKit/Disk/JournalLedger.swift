@@ -230,6 +230,16 @@ struct JournalLedger {
             try? fileSystem.removeFile(temporary)
             settled.append(.temporaryGone(name: temporary.name, directory: temporary.directory))
         }
+        for directory in intents.appends.sorted() {
+            // Which of the directory's archives the appends reached is not known: each is
+            // recorded as the disk holds it (a file and a record of one name, left by a crash
+            // between the append and the file's removal, resolved first).
+            for path in (try? store.archivePaths(inDirectory: directory)) ?? [] {
+                store.resolveDuplicate(at: path)
+                settled.append(settledRecord(path))
+            }
+            settled.append(.appended(directory: directory))
+        }
         for record in settled {
             pending.note(record)
             index?.apply(record)
@@ -506,8 +516,10 @@ struct PendingIntents {
     /// Temporary files of rewrites of what is not an archive (the journal, packs, root record
     /// files).
     private(set) var compactions: Set<CachePath> = []
+    /// User directories whose packs are being appended to.
+    private(set) var appends: Set<String> = []
 
-    var isEmpty: Bool { changes.isEmpty && wipes.isEmpty && compactions.isEmpty }
+    var isEmpty: Bool { changes.isEmpty && wipes.isEmpty && compactions.isEmpty && appends.isEmpty }
 
     /// Takes one journal line into account.
     mutating func note(_ record: DiskIndex.Record) {
@@ -519,13 +531,17 @@ struct PendingIntents {
         case .removeAll(let directory):
             if let directory {
                 wipes.remove(directory)
+                appends.remove(directory)
                 changes = changes.filter { $0.key.directory != directory }
             } else {
                 wipes = []
+                appends = []
                 changes = changes.filter { $0.key.directory == nil }
             }
         case .willCompact(let temporaryName, let directory): compactions.insert(CachePath(directory: directory, name: temporaryName))
         case .temporaryGone(let name, let directory): compactions.remove(CachePath(directory: directory, name: name))
+        case .willAppend(let directory): appends.insert(directory)
+        case .appended(let directory): appends.remove(directory)
         case .begin: self = PendingIntents()
         case .touch: break
         }

@@ -63,6 +63,42 @@ struct CrashTests {
         #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
+    // Replays a batch killed after appending to a pack, before its outcome lines, and before
+    // it removed the older file of one of the collections it packed.
+    @Test func aKillBetweenAPackAppendAndItsJournalLinesIsSettled() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        try cache.cacheItems(MenuItem.sampleMenu(count: 2), forKey: "a")
+        // "b" was a file of its own (cached a minute earlier) before the killed batch packed it.
+        let key = ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "b")
+        let file = fixture.layout().absolutePath(fixture.layout().archivePath(for: key))
+        try fixture.plant(
+            ArchiveRecord(
+                payload: try PayloadCodec.binary.encodeItems(MenuItem.sampleMenu(count: 9)), codec: PayloadCodec.binary.headerValue,
+                schemaVersion: 1, cachedDate: fixture.clock.now.addingTimeInterval(-60)),
+            forKey: key)
+        let older = try Data(contentsOf: URL(filePath: file))
+        let journalLength = try #require(FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int)
+        try cache.cacheItems(MenuItem.sampleMenu(count: 3, seed: 1), forKey: "b")
+        try cache.cacheItems(MenuItem.sampleMenu(count: 4, seed: 2), forKey: "a")
+        // What the kill left: the records appended, the older file not yet removed, the
+        // journal holding the announcement and no outcome.
+        try older.write(to: URL(filePath: file))
+        let handle = try FileHandle(forUpdating: URL(filePath: fixture.journalPath))
+        try handle.truncate(atOffset: UInt64(journalLength))
+        try handle.close()
+        try appendJournal(fixture, [.willAppend(directory: "user-alice")])
+        try markBatchUnfinished(fixture)
+
+        let reopened = try fixture.openCache()
+        try reopened.cacheItems([Plain(value: 1)])
+        #expect(!FileManager.default.fileExists(atPath: file), "the older file went")
+        #expect(try reopened.getCachedItems(MenuItem.self, forKey: "b") == MenuItem.sampleMenu(count: 3, seed: 1))
+        #expect(try reopened.getCachedItems(MenuItem.self, forKey: "a") == MenuItem.sampleMenu(count: 4, seed: 2))
+        #expect(try reopened.bytesOnDisk() == (try fixture.measuredUsage()), "the index counts what the pack holds")
+        #expect(try fixture.openCache().bytesOnDisk() == (try fixture.measuredUsage()))
+    }
+
     @Test func aKillDuringALogoutWipeIsSettled() throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()

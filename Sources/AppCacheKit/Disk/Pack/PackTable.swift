@@ -38,6 +38,9 @@ final class PackTable: Sendable {
     /// written after its checkpoint: what the first read after launch reads beyond a lookup in
     /// the checkpoint is at most this (about a millisecond's worth of record prefixes).
     static let checkpointInterval = 256 << 10
+    /// Packs with fewer live archives than this are not checkpointed: reading all their
+    /// records costs less than writing checkpoints as they change.
+    static let checkpointMinimumArchives = 500
 
     private struct Slot {
         var file: PackFile?
@@ -378,13 +381,13 @@ final class PackTable: Sendable {
         }
     }
 
-    /// Whether `directory`'s pack, as this writer last saw it, has had
-    /// ``checkpointInterval`` bytes or more written after its checkpoint. Call holding the lock
-    /// file's lock, after appending.
+    /// Whether `directory`'s pack, as this writer last saw it, holds at least
+    /// ``checkpointMinimumArchives`` live archives and has had ``checkpointInterval`` bytes or
+    /// more written after its checkpoint. Call holding the lock file's lock, after appending.
     func needsCheckpoint(_ directory: String, fileSystem: FileSystem) -> Bool {
         slots.withLock { slots in
             guard var slot = slots[directory], let file = slot.file, file.isWritable, slot.checkpoint == nil,
-                slot.index.lastRecordOffset != nil
+                slot.index.lastRecordOffset != nil, slot.index.entries.count >= Self.checkpointMinimumArchives
             else { return false }
             defer { slots[directory] = slot }
             if slot.checkpointedEnd == nil {
