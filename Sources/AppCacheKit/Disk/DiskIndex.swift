@@ -46,13 +46,18 @@ struct DiskIndex {
         /// a file of its own takes a `willChange` each. Settled by `appended`, or after a crash by
         /// what the directory holds.
         case willAppend(directory: String)
-        /// The appends `willAppend` announced are over (each archive written has its `set`).
+        /// The appends `willAppend` announced are over (each archive written has its `set`, or
+        /// the directory its `unindexed`).
         case appended(directory: String)
+        /// `directory`'s pack took records this journal does not list one by one (written while
+        /// the root had no disk budget, which alone needs them): an index is made exact by
+        /// reading what the directory holds.
+        case unindexed(directory: String)
 
         /// Whether the record says an archive changed on disk (rather than an intent or a use).
         var changesDisk: Bool {
             switch self {
-            case .set, .remove, .removeAll: true
+            case .set, .remove, .removeAll, .unindexed: true
             default: false
             }
         }
@@ -110,7 +115,7 @@ struct DiskIndex {
             }
         case .begin:
             self = DiskIndex()
-        case .willChange, .willRemoveAll, .willCompact, .temporaryGone, .willAppend, .appended:
+        case .willChange, .willRemoveAll, .willCompact, .temporaryGone, .willAppend, .appended, .unindexed:
             break
         }
     }
@@ -155,6 +160,7 @@ extension DiskIndex.Record {
         case .temporaryGone(let name, let directory): "K \(name)" + (directory.map { " \($0)" } ?? "")
         case .willAppend(let directory): "P \(directory)"
         case .appended(let directory): "Q \(directory)"
+        case .unindexed(let directory): "U \(directory)"
         }
     }
 
@@ -192,9 +198,10 @@ extension DiskIndex.Record {
             let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard fields.count == 2, Self.isTemporaryName(fields[0]), let path = CachePath(relative: fields[1]) else { return nil }
             self = .willChange(path: path, temporaryName: String(fields[0]))
-        case "P", "Q":
+        case "P", "Q", "U":
             guard CachePath.isValidDirectory(rest) else { return nil }
-            self = line.first == "P" ? .willAppend(directory: String(rest)) : .appended(directory: String(rest))
+            let directory = String(rest)
+            self = line.first == "P" ? .willAppend(directory: directory) : line.first == "Q" ? .appended(directory: directory) : .unindexed(directory: directory)
         case "C", "K":
             let fields = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard Self.isTemporaryName(fields[0]) else { return nil }

@@ -302,7 +302,9 @@ final class DiskWriter: Sendable {
                 for (archive, result) in zip(packing, written) {
                     switch result {
                     case .success(let written):
-                        ledger.record(.set(path: archive.path, size: written.size, isPinned: archive.record.isPinned))
+                        ledger.recordPacked(
+                            .set(path: archive.path, size: written.size, isPinned: archive.record.isPinned),
+                            inDirectory: archive.path.directory ?? CacheLayout.sharedDirectoryName)
                         results[archive.index] = .success(written.identity)
                     case .failure(let error) where (error.underlyingError as? SystemError)?.errorNumber == EFBIG:
                         // The pack is full (another process filled it): a file of its own.

@@ -46,8 +46,16 @@ struct JournalLedger {
     private var cursor: IndexJournal.Cursor?
     /// This batch's intents without their outcome yet.
     private var pending = PendingIntents()
-    /// This batch's outcomes, appended to the journal when it finishes.
-    private(set) var records: [DiskIndex.Record] = []
+    /// This batch's outcomes, applied to the index and (those `journaled`) appended to the
+    /// journal when it finishes.
+    private var records: [(record: DiskIndex.Record, journaled: Bool)] = []
+    /// Whether this batch lists each small archive it packs in the journal: only while the root
+    /// has a disk budget, which needs every archive's size and use. Otherwise a directory's
+    /// packed writes cost one `unindexed` line per batch, and whoever needs an index reads what
+    /// the directory holds.
+    private var listsPackedArchives = true
+    /// The directories this batch noted `unindexed`.
+    private var unindexedNoted: Set<String> = []
     /// Problems to report once the locks are released.
     var problems: [AppCacheError] = []
     /// The collections the budget removed in this batch (for ``CacheEvent/EvictionReason/diskBudget``).
@@ -86,6 +94,8 @@ struct JournalLedger {
     /// Starts a batch (see the type's documentation). Call holding both locks.
     mutating func begin(afterCrash crashed: Bool) {
         checkedAppender = false
+        listsPackedArchives = diskByteLimit != nil
+        unindexedNoted = []
         if crashed {
             settleCrashedBatch()
         } else if keepsIndex {
@@ -102,13 +112,22 @@ struct JournalLedger {
     /// Records the outcome of a change made in this batch.
     mutating func record(_ outcome: DiskIndex.Record) {
         pending.note(outcome)
-        records.append(outcome)
+        records.append((outcome, true))
         if outcome.changesDisk { changedDisk = true }
+    }
+
+    /// Records a small archive written into `directory`'s pack: listed in the journal while
+    /// the root has a disk budget, else noted by one `unindexed` line for the directory.
+    mutating func recordPacked(_ outcome: DiskIndex.Record, inDirectory directory: String) {
+        guard !listsPackedArchives else { return record(outcome) }
+        records.append((outcome, false))
+        changedDisk = true
+        if unindexedNoted.insert(directory).inserted { records.append((.unindexed(directory: directory), true)) }
     }
 
     /// Records reads, as uses for the disk budget.
     mutating func recordUses(_ paths: [CachePath]) {
-        records += paths.map { .touch(path: $0) }
+        records += paths.map { (.touch(path: $0), true) }
     }
 
     /// Ends the batch (see the type's documentation). Call holding both locks.
@@ -116,15 +135,15 @@ struct JournalLedger {
         if !pending.isEmpty { settle(pending) }
         if let limit = diskByteLimit {
             ensureIndex()
-            for record in records { index?.apply(record) }
+            for (record, _) in records { index?.apply(record) }
             // The budget judges by what the packs hold, not by what was written to them.
             if packsSurprised { rebuild() }
             enforce(limit)
         } else {
-            for record in records { index?.apply(record) }
+            for (record, _) in records { index?.apply(record) }
         }
         if index?.isDamaged == true || (index != nil && packsSurprised) { rebuild() }
-        let outcomes = records
+        let outcomes = records.filter(\.journaled).map(\.record)
         records = []
         if !outcomes.isEmpty { append(outcomes) }
         // Only now, with no intent of this batch unsettled: a compacted journal holds the
@@ -154,6 +173,7 @@ struct JournalLedger {
         case .records(let lines, let newCursor, let fromStart, let tornBytes):
             if fromStart { index = DiskIndex() }
             for line in lines { index?.apply(line) }
+            rederive(Self.unindexedDirectories(in: lines))
             cursor = newCursor
             if tornBytes > 0 {
                 // A writer died mid-append; nobody else appends while this lock is held.
@@ -165,6 +185,27 @@ struct JournalLedger {
                 rebuild()
             } else if packsSurprised {
                 rebuild()
+            }
+        }
+    }
+
+    /// The directories whose packed archives `lines` say the journal does not list.
+    private static func unindexedDirectories(in lines: [DiskIndex.Record]) -> Set<String> {
+        var directories: Set<String> = []
+        for case .unindexed(let directory) in lines { directories.insert(directory) }
+        return directories
+    }
+
+    /// Makes the index's entries of `directories` what the directories hold: each archive's
+    /// size and pin read from its header (the order of their uses is lost: they count as used
+    /// now). What an index costs once after writes made while the root had no budget.
+    private mutating func rederive(_ directories: Set<String>) {
+        guard index != nil else { return }
+        for directory in directories.sorted() {
+            index?.apply(.removeAll(directory: directory))
+            for path in (try? store.archivePaths(inDirectory: directory)) ?? [] {
+                let settled = settledRecord(path)
+                index?.apply(settled)
             }
         }
     }
@@ -198,6 +239,7 @@ struct JournalLedger {
             if keepsIndex {
                 index = replayed
                 cursor = newCursor
+                rederive(Self.unindexedDirectories(in: lines))
             }
             if replayed.isDamaged {
                 report("the journal's sizes do not add up")
@@ -334,12 +376,26 @@ struct JournalLedger {
         cursor = IndexJournal.Cursor(file: number, offset: size, lines: current.lines + count)
     }
 
-    /// Replaces the journal with a snapshot of the index.
+    /// The lines a compacted or rebuilt journal starts with while the root has no disk
+    /// budget: one `unindexed` line per user directory, which an index (made only when one is
+    /// asked for) reads instead of a line per archive.
+    private func unindexedSnapshot() -> [DiskIndex.Record] {
+        [.begin] + ((try? store.userDirectories()) ?? []).map { .unindexed(directory: $0) }
+    }
+
+    /// Replaces the journal with a snapshot of the index (while the root has no disk budget,
+    /// with a line per user directory, the index not needed).
     private mutating func compact() {
-        let wasKept = keepsIndex
-        ensureIndex()
-        keepsIndex = wasKept
-        guard let snapshot = index?.snapshot else { return }
+        let snapshot: [DiskIndex.Record]
+        if listsPackedArchives {
+            let wasKept = keepsIndex
+            ensureIndex()
+            keepsIndex = wasKept
+            guard let indexed = index?.snapshot else { return }
+            snapshot = indexed
+        } else {
+            snapshot = unindexedSnapshot()
+        }
         let temporaryName = FileSystem.temporaryName()
         pending.note(.willCompact(temporaryName: temporaryName))
         do throws(SystemError) {
@@ -375,7 +431,9 @@ struct JournalLedger {
         defer { packSurprisesSeen = store.packs.surpriseCount }
         store.sweepTemporaryFiles()
         var rebuilt = DiskIndex()
-        let paths = (try? store.archivePathsOfAllUsers()) ?? []
+        // Without a budget and with no index kept, nothing needs the archives' sizes now: the
+        // journal says which directories to read when an index is asked for.
+        let paths = keepsIndex || listsPackedArchives ? (try? store.archivePathsOfAllUsers()) ?? [] : []
         var found: [(path: CachePath, size: Int, isPinned: Bool, date: Date)] = []
         for path in paths {
             switch store.summary(at: path) {
@@ -391,7 +449,8 @@ struct JournalLedger {
         // journal, and settled if their change fails.)
         changedDisk = true
         do throws(SystemError) {
-            adoptRewrittenJournal(try journal.rewrite(rebuilt.snapshot, temporaryName: FileSystem.temporaryName()))
+            let snapshot = listsPackedArchives ? rebuilt.snapshot : unindexedSnapshot()
+            adoptRewrittenJournal(try journal.rewrite(snapshot, temporaryName: FileSystem.temporaryName()))
         } catch {
             problems.append(AppCacheError(
                 code: error.code, message: "The disk index journal could not be rewritten; it will be rebuilt from the archives.",
@@ -543,7 +602,7 @@ struct PendingIntents {
         case .willAppend(let directory): appends.insert(directory)
         case .appended(let directory): appends.remove(directory)
         case .begin: self = PendingIntents()
-        case .touch: break
+        case .touch, .unindexed: break
         }
     }
 }

@@ -52,6 +52,33 @@ struct DiskBudgetOnDiskTests {
         #expect(largest > budget / 2, "the budget was reached: \(largest)")
     }
 
+    /// Without a disk budget, a batch's small collections cost the journal one line per pack,
+    /// not one each; whoever asks `diskUsage` (this process or another) still gets exactly
+    /// what the disk holds, read from the directories the journal names.
+    @Test func withoutABudgetPackedWritesCostTheJournalALinePerPack() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(entries: 2_000))
+        try cache.cacheItems([Plain(value: 0)], forKey: "first")
+        try cache.flush()
+        let journalBefore = try #require(FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int)
+        for key in 0..<500 { try cache.cacheItems(MenuItem.sampleMenu(count: 1, seed: key), forKey: "k\(key)") }
+        try cache.flush()
+        let journalAfter = try #require(FileManager.default.attributesOfItem(atPath: fixture.journalPath)[.size] as? Int)
+        #expect(journalAfter - journalBefore < 200, "\(journalAfter - journalBefore) bytes of journal for 500 collections")
+
+        #expect(try fixture.openCache().bytesOnDisk() == Self.bytesOnDisk(fixture), "another instance's usage is exact")
+        #expect(try cache.bytesOnDisk() == Self.bytesOnDisk(fixture))
+        for key in 0..<50 { try cache.cacheItems(MenuItem.sampleMenu(count: 2, seed: key), forKey: "k\(key)") }
+        try cache.removeItems(MenuItem.self, forKey: "k60")
+        try cache.flush()
+        #expect(try cache.bytesOnDisk() == Self.bytesOnDisk(fixture), "kept exact as it writes")
+        // The journal lost: made again without reading every archive, usage still exact.
+        try FileManager.default.removeItem(atPath: fixture.journalPath)
+        let third = try fixture.openCache()
+        try third.cacheItems([Plain(value: 1)], forKey: "after")
+        #expect(try third.bytesOnDisk() == Self.bytesOnDisk(fixture))
+    }
+
     /// Removed collections leave dead records behind: they count, and a compaction gives them
     /// back when the budget needs it, before any live collection is evicted for them.
     @Test func deadRecordsAreCompactedAwayBeforeLiveOnesAreEvicted() throws {
