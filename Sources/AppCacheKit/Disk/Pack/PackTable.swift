@@ -454,13 +454,16 @@ final class PackTable: Sendable {
             slot.checkedAt = nil
         }
         if !writable, let change, slot.checkedAt == change { return }
-        let current = PackFile.current(in: directory, fileSystem: fileSystem)
+        // A reader that holds no pack yet opens it straight away (opening tells whether it is
+        // there); otherwise one `fstatat` tells whether the pack held is still the one there.
+        let opensAfresh = slot.file == nil && !writable
+        let current = opensAfresh ? nil : PackFile.current(in: directory, fileSystem: fileSystem)
         var size = current?.size ?? 0
         let isSameFile = current != nil && slot.file?.number == current?.number && size >= slot.index.end
         // The file this process read, shorter than what it read of it: cut by someone else.
         if current != nil, slot.file?.number == current?.number, size < slot.index.end { noteSurprise() }
         if !isSameFile || (writable && slot.file?.isWritable != true) {
-            if current == nil && !writable {
+            if current == nil && !writable && !opensAfresh {
                 slot = Slot()
                 slot.checkedAt = change
                 return
@@ -476,7 +479,10 @@ final class PackTable: Sendable {
                 slot.checkpoint = nil
                 slot.looked = [:]
                 slot.checkpointedEnd = nil
-                if lookup, !writable, let checkpoint = PackCheckpoint.open(in: directory, for: file, size: openedSize, fileSystem: fileSystem) {
+                // (A pack smaller than a checkpoint's interval never has one worth reading.)
+                if lookup, !writable, openedSize >= Self.checkpointInterval,
+                    let checkpoint = PackCheckpoint.open(in: directory, for: file, size: openedSize, fileSystem: fileSystem)
+                {
                     slot.checkpoint = checkpoint
                     slot.checkpointedEnd = checkpoint.binding.coveredEnd
                     slot.index = PackIndex(continuingAt: checkpoint.binding.coveredEnd)
