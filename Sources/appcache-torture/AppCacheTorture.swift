@@ -196,6 +196,7 @@ struct AppCacheTorture {
                 options.operations = values["--operations"].flatMap { Int($0) }
                 options.schemaVersion = values["--schema-version"] ?? "1"
                 options.checksTiming = values["--check-timing"] == "yes"
+                options.filler = values["--filler"].flatMap { Int($0) } ?? 0
                 var worker = try Worker(options: options)
                 worker.run()
             case "hostile":

@@ -24,6 +24,10 @@ struct CrashMode {
         case removed
     }
 
+    /// Collections the plain root's first user holds besides the six the workers change: enough
+    /// for its pack to be checkpointed, so that reopening reads through the checkpoint.
+    static let filler = 1_000
+
     mutating func run() throws {
         let roots = [
             (url: base.appending(path: "crash-plain", directoryHint: .isDirectory), budget: Int?.none),
@@ -43,7 +47,7 @@ struct CrashMode {
                 "--child", "worker", "--root", root.path(percentEncoded: false), "--seed", "\(random.next() % 1_000_000)",
                 "--delay", delay, "--sequence-start", "\(sequenceStart)",
             ]
-            if let budget { arguments += ["--budget", "\(budget)"] }
+            if let budget { arguments += ["--budget", "\(budget)"] } else { arguments += ["--filler", "\(Self.filler)"] }
             if otherVersion { arguments += ["--schema-version", "2"] }
             sequenceStart += 10_000_000
             let child = try ChildProcess(arguments: arguments)
@@ -140,6 +144,21 @@ struct CrashMode {
                     }
                 }
             }
+            if budget == nil {
+                // Written once (a killed filling is done again): each whole, or not there yet;
+                // all there once the last is.
+                try cache.switchUser(to: Worker.fillerUser)
+                let last = try cache.getCachedItems(TortureItem.self, forKey: Worker.fillerKey(Self.filler - 1)) != nil
+                for index in [0, 1, Self.filler / 3, Self.filler / 2, Self.filler - 2, Self.filler - 1] {
+                    let key = Worker.fillerKey(index)
+                    let items = try cache.getCachedItems(TortureItem.self, forKey: key)
+                    if let items, let problem = TortureItem.problem(with: items, user: Worker.fillerUser, key: key) {
+                        violations.withLock { $0.append("the filler's \(key): \(problem)") }
+                    } else if items == nil, last {
+                        violations.withLock { $0.append("the filler's \(key) is missing, its last collection is there") }
+                    }
+                }
+            }
             try cache.switchUser(to: "u0")
             violations.withLock { $0 += checks.afterOpenAndOneWrite(cache, budget: budget) }
         } catch {
@@ -167,6 +186,10 @@ struct TwoProcessMode {
     let report: Report
     var random: SeededRandom
 
+    /// Collections the plain root's first user holds besides the six the workers change: enough
+    /// for its pack to be checkpointed, so that reopening reads through the checkpoint.
+    static let filler = 1_000
+
     mutating func run() throws {
         var stops = 0
         var busyDuringStops = 0
@@ -186,7 +209,7 @@ struct TwoProcessMode {
                     "--delay", delay, "--sequence-start", "\(sequenceStart)", "--owner", owner, "--other", other,
                     "--events", events.path(percentEncoded: false), "--operations", "\(operationsPerWorker)",
                 ]
-                if let budget { arguments += ["--budget", "\(budget)"] }
+                if let budget { arguments += ["--budget", "\(budget)"] } else { arguments += ["--filler", "\(Self.filler)"] }
                 // The first worker is never stopped: it checks that it never waits past the bound.
                 if owner == "A" { arguments += ["--check-timing", "yes"] }
                 return try ChildProcess(arguments: arguments)

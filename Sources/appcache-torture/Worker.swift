@@ -46,7 +46,16 @@ struct Worker {
         /// Two-process mode: whether to check how long operations take (not in the worker the
         /// parent stops, whose clock runs on while it is stopped).
         var checksTiming = false
+        /// Collections (`fill-0`, ...) the user ``fillerUser`` (whom no operation removes) is
+        /// given once, so that its pack is checkpointed (and killed while it is) and read
+        /// through the checkpoint; the parent reads them back.
+        var filler = 0
     }
+
+    /// The key of filler collection `index` (see ``Options/filler``).
+    static func fillerKey(_ index: Int) -> String { "fill-\(index)" }
+    /// The user the filler collections belong to.
+    static let fillerUser = "filler"
 
     let options: Options
     private var random: SeededRandom
@@ -88,6 +97,19 @@ struct Worker {
             emit("VIOLATION diagnostics: \(problem)")
         }
         cache = try AppCache(configuration: configuration)
+        if options.filler > 0 {
+            try cache.switchUser(to: Self.fillerUser)
+            if try cache.getCachedItems(TortureItem.self, forKey: Self.fillerKey(options.filler - 1)) == nil {
+                // Killed while filling, the next worker fills again: kills land in big batches
+                // and checkpoints too.
+                for index in 0..<options.filler {
+                    let key = Self.fillerKey(index)
+                    try cache.cacheItems(TortureItem.collection(user: Self.fillerUser, key: key, sequence: index), forKey: key)
+                }
+                try cache.flush()
+            }
+            try cache.switchUser(to: user)
+        }
     }
 
     mutating func run() {
