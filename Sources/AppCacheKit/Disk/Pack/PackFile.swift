@@ -38,6 +38,8 @@ struct PackFile: Sendable {
     static let maximumSize = 1 << 30
     /// The size of one read while scanning.
     static let chunkSize = 64 << 10
+    /// The size of the first read of a scan.
+    static let firstChunkSize = 4 << 10
 
     private let handle: DescriptorHandle
     /// Which file this is: a compaction renames another over it.
@@ -69,7 +71,8 @@ struct PackFile: Sendable {
     /// - Throws: `SystemError` when a writer cannot open or create it.
     static func open(in directory: String, writable: Bool, fileSystem: FileSystem) throws(SystemError) -> (PackFile, size: Int)? {
         let path = path(in: directory)
-        let display = fileSystem.displayPath(path)
+        // Named for errors and reports only: not built on the way to an open pack.
+        var display: String { fileSystem.displayPath(path) }
         let held: Int32?
         do {
             held = try fileSystem.openDirectory(of: path, create: writable)
@@ -148,9 +151,13 @@ struct PackFile: Sendable {
         guard size <= Self.maximumSize else { return .damaged("the pack is larger than any pack can be") }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
+        // The first read is small: a pack of a few records, some of them large, is read for its
+        // prefixes without copying the large bodies (the next read starts after a record).
+        var chunk = Self.firstChunkSize
         while index.end < size {
             let start = index.end
-            let filled = read(into: buffer, count: min(Self.chunkSize, size - start), at: start)
+            let filled = read(into: buffer, count: min(chunk, size - start), at: start)
+            chunk = Self.chunkSize
             guard filled > 0 else { return filled < 0 ? .damaged("the pack cannot be read") : .incomplete }
             var position = 0
             scanning: while position < filled {
