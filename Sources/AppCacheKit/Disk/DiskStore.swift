@@ -441,7 +441,12 @@ struct DiskStore: Sendable {
         } catch {
             throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
         }
-        let packed = packs.archives(inDirectory: directory, fileSystem: fileSystem).compactMap { packedPath(of: $0, in: directory)?.name }
+        let packed: [String]
+        do {
+            packed = try packs.archives(inDirectory: directory, fileSystem: fileSystem).compactMap { packedPath(of: $0, in: directory)?.name }
+        } catch {
+            throw AppCacheError(code: error.code, message: "The cache cannot be listed.", path: error.path, underlyingError: error)
+        }
         return Set(files + packed).sorted().map { CachePath(directory: directory, name: $0) }
     }
 

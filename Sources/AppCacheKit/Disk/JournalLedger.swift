@@ -202,8 +202,10 @@ struct JournalLedger {
     private mutating func rederive(_ directories: Set<String>) {
         guard index != nil else { return }
         for directory in directories.sorted() {
+            // A directory that cannot be listed now keeps what the index knew of it.
+            guard let paths = try? store.archivePaths(inDirectory: directory) else { continue }
             index?.apply(.removeAll(directory: directory))
-            for path in (try? store.archivePaths(inDirectory: directory)) ?? [] {
+            for path in paths {
                 let settled = settledRecord(path)
                 index?.apply(settled)
             }
@@ -276,9 +278,14 @@ struct JournalLedger {
             // Which of the directory's archives the appends reached is not known: each is
             // recorded as the disk holds it (a file and a record of one name, left by a crash
             // between the append and the file's removal, resolved first).
-            for path in (try? store.archivePaths(inDirectory: directory)) ?? [] {
-                store.resolveDuplicate(at: path)
-                settled.append(settledRecord(path))
+            if let paths = try? store.archivePaths(inDirectory: directory) {
+                for path in paths {
+                    store.resolveDuplicate(at: path)
+                    settled.append(settledRecord(path))
+                }
+            } else {
+                // Not listed now: an index made later reads the directory.
+                settled.append(.unindexed(directory: directory))
             }
             settled.append(.appended(directory: directory))
         }
@@ -379,8 +386,11 @@ struct JournalLedger {
     /// The lines a compacted or rebuilt journal starts with while the root has no disk
     /// budget: one `unindexed` line per user directory, which an index (made only when one is
     /// asked for) reads instead of a line per archive.
-    private func unindexedSnapshot() -> [DiskIndex.Record] {
-        [.begin] + ((try? store.userDirectories()) ?? []).map { .unindexed(directory: $0) }
+    ///
+    /// - Returns: `nil` when the user directories cannot be listed.
+    private func unindexedSnapshot() -> [DiskIndex.Record]? {
+        guard let directories = try? store.userDirectories() else { return nil }
+        return [.begin] + directories.map { .unindexed(directory: $0) }
     }
 
     /// Replaces the journal with a snapshot of the index (while the root has no disk budget,
@@ -394,7 +404,9 @@ struct JournalLedger {
             guard let indexed = index?.snapshot else { return }
             snapshot = indexed
         } else {
-            snapshot = unindexedSnapshot()
+            // Listing failed: the journal stays as it is, whole, rather than forget archives.
+            guard let unindexed = unindexedSnapshot() else { return }
+            snapshot = unindexed
         }
         let temporaryName = FileSystem.temporaryName()
         pending.note(.willCompact(temporaryName: temporaryName))
@@ -449,7 +461,7 @@ struct JournalLedger {
         // journal, and settled if their change fails.)
         changedDisk = true
         do throws(SystemError) {
-            let snapshot = listsPackedArchives ? rebuilt.snapshot : unindexedSnapshot()
+            let snapshot = listsPackedArchives ? rebuilt.snapshot : unindexedSnapshot() ?? rebuilt.snapshot
             adoptRewrittenJournal(try journal.rewrite(snapshot, temporaryName: FileSystem.temporaryName()))
         } catch {
             problems.append(AppCacheError(

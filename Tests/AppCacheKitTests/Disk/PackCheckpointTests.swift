@@ -102,6 +102,52 @@ struct PackCheckpointTests {
         }
     }
 
+    /// A collection re-dated before the checkpoint was written keeps its new date and
+    /// identity for a reader that finds it through the checkpoint, as for one that reads the
+    /// pack whole.
+    @Test func aRedatingTheCheckpointCoversIsWhatALookupFinds() throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache()
+        for index in 0..<100 { try cache.cacheItems(item(index), forKey: "k\(index)") }
+        fixture.clock.advance(by: .seconds(3_600))
+        let redated = fixture.clock.now
+        guard case .redated(let date) = try cache.store.redate(MenuItem.self, key: "k7", session: cache.store.session) else {
+            Issue.record("k7 was not re-dated")
+            return
+        }
+        #expect(date == redated)
+        for index in 100..<Self.count { try cache.cacheItems(item(index), forKey: "k\(index)") }
+        #expect(FileManager.default.fileExists(atPath: checkpointPath(fixture)))
+
+        let lookup = try fixture.openCache()
+        #expect(lookup.cachedDate(MenuItem.self, forKey: "k7") == redated, "through the checkpoint")
+        let path = fixture.layout().archivePath(for: ArchiveKey(user: "alice", cacheName: MenuItem.cacheName, key: "k7"))
+        let lookedUp = try #require(lookup.store.disk.store.facts(of: path))
+        let whole = try fixture.openCache()
+        #expect(try whole.entries().count == Self.count, "a listing reads the pack whole")
+        #expect(whole.store.disk.store.facts(of: path) == lookedUp, "the same date and identity either way")
+        #expect(whole.cachedDate(MenuItem.self, forKey: "k8") != redated)
+    }
+
+    /// A writer that cuts a torn tail off replaces the checkpoint: the old one may cover the
+    /// bytes cut, and readers opening the pack afterwards must read the records appended there.
+    @Test func cuttingATornTailReplacesTheCheckpoint() throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        let old = try Data(contentsOf: URL(filePath: checkpointPath(fixture)))
+        let pack = fixture.layout().userPath("alice") + "/" + PackFile.name
+        let handle = try #require(FileHandle(forWritingAtPath: pack))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0xAC, 0x50, 1, 0, 0xFF]))  // an append cut short
+        try handle.close()
+        try fixture.openCache().cacheItems(item(3, version: 7), forKey: "k3")
+        let new = try Data(contentsOf: URL(filePath: checkpointPath(fixture)))
+        let covered = new[24..<32].withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
+        #expect(new != old && covered == packSize(fixture), "a checkpoint of the pack as cut and appended to")
+        #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "k3") == item(3, version: 7))
+        #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "k900") == item(900))
+    }
+
     @Test func aCompactedPackIsNotReadThroughTheOldPacksCheckpoint() throws {
         let fixture = try Fixture()
         try filled(fixture)

@@ -54,7 +54,9 @@ import Darwin
     @Test func aRemovalEndsANameAndARedatingMovesOnlyALiveArchivesDate() {
         let stored = Self.archive(1, bytes: 100, sequence: 1)
         var index = Self.index([stored, Self.redating(1, sequence: 2, date: Self.later)])
-        #expect(index[1] == PackIndex.Entry(offset: 0, bodyLength: 100, sequence: 2, cachedDate: Self.later), "same bytes, new date and version")
+        #expect(
+            index[1] == PackIndex.Entry(offset: 0, bodyLength: 100, sequence: 2, cachedDate: Self.later, redatedAt: stored.length),
+            "same bytes, new date and version, and where the re-dating is")
         #expect(index.liveBytes == stored.length, "a re-dating is dead weight at once")
 
         for record in [Self.removal(1, sequence: 3), Self.redating(1, sequence: 4, date: Self.later)] {

@@ -32,9 +32,10 @@ import Musl
 /// | 64 | 8 × pages | the page directory: each page's first name hash |
 /// | then | 4096 × pages | the pages |
 ///
-/// A page: entry count (2), reserved (2), CRC-32 of its entries (4), then up to 255 entries of
-/// 16 bytes: name hash (8), record offset (4), body length (4; 0 for an archive whose newest
-/// record is damage: a miss). Entries are sorted by hash across pages.
+/// A page: entry count (2), reserved (2), CRC-32 of its entries (4), then up to 204 entries of
+/// 20 bytes: name hash (8), the archive record's offset (4), its body length (4; bit 31 set for
+/// an archive whose newest record is damage: a miss), the offset of the re-dating record that
+/// gave it its date (4; `0xFFFFFFFF`: none). Entries are sorted by hash across pages.
 ///
 /// Why a checkpointed table rather than an index appended with the records: an appended index
 /// still has to be read whole, so its cost would still grow with the count; a sorted table is
@@ -55,7 +56,11 @@ struct PackCheckpoint: Sendable {
     static let headerLength = 64
     static let pageSize = 4096
     static let pageHeaderLength = 8
-    static let entryLength = 16
+    static let entryLength = 20
+    /// The body length's bit that marks an archive whose newest record is damage.
+    static let damagedFlag: UInt32 = 1 << 31
+    /// The re-dating offset of an archive never re-dated.
+    static let notRedated: UInt32 = .max
     static let entriesPerPage = (pageSize - pageHeaderLength) / entryLength
     /// The most pages a table may have: one per 255 records of the largest pack there can be.
     static let maximumPages = PackFile.maximumSize / PackRecord.prefixLength / entriesPerPage + 1
@@ -77,9 +82,13 @@ struct PackCheckpoint: Sendable {
     /// One archive in the table.
     struct Entry: Equatable, Sendable {
         var hash: UInt64
+        /// Where the archive's record is.
         var offset: Int
-        /// 0: the archive's newest record is damage.
         var bodyLength: Int
+        /// Whether its newest record is damage (this one, older, must not be served).
+        var isDamaged: Bool
+        /// Where the re-dating record that gave it its date is, if one did.
+        var redatedAt: Int?
     }
 
     private let handle: DescriptorHandle
@@ -112,13 +121,16 @@ struct PackCheckpoint: Sendable {
             let parsed = parseHeader(header), parsed.binding.pack == pack.number, parsed.binding.coveredEnd <= size,
             parsed.pages <= maximumPages, Int(clamping: info.st_size) >= headerLength + parsed.pages * (8 + pageSize)
         else { return nil }
-        // The last covered record must be the one the table was written after: same offset,
-        // same prefix checksum (which covers its random sequence number).
+        // The last covered record must be the one the table was written after, whole: same
+        // offset, a prefix that checks, the same prefix checksum (which covers its random
+        // sequence number).
         if let last = parsed.binding.lastRecord {
             guard last.offset + PackRecord.prefixLength <= parsed.binding.coveredEnd else { return nil }
             var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
             guard prefix.withUnsafeMutableBytes({ pack.read(into: $0, count: PackRecord.prefixLength, at: last.offset) }) == PackRecord.prefixLength,
-                load(UInt32.self, prefix, 32) == last.checksum
+                load(UInt32.self, prefix, 32) == last.checksum,
+                case .record(let record) = prefix.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: PackTable.maximumBodyLength) }),
+                last.offset + record.length <= parsed.binding.coveredEnd
             else { return nil }
         } else if parsed.binding.coveredEnd != 0 {
             return nil
@@ -191,8 +203,14 @@ struct PackCheckpoint: Sendable {
             let at = Self.pageHeaderLength + middle * Self.entryLength
             let found = Self.load(UInt64.self, bytes, at)
             if found == hash {
-                let entry = Entry(hash: hash, offset: Int(Self.load(UInt32.self, bytes, at + 8)), bodyLength: Int(Self.load(UInt32.self, bytes, at + 12)))
-                guard entry.offset + PackRecord.prefixLength + entry.bodyLength <= binding.coveredEnd else { return .damaged }
+                let length = Self.load(UInt32.self, bytes, at + 12)
+                let redated = Self.load(UInt32.self, bytes, at + 16)
+                let entry = Entry(
+                    hash: hash, offset: Int(Self.load(UInt32.self, bytes, at + 8)), bodyLength: Int(length & ~Self.damagedFlag),
+                    isDamaged: length & Self.damagedFlag != 0, redatedAt: redated == Self.notRedated ? nil : Int(redated))
+                guard entry.offset + PackRecord.prefixLength + entry.bodyLength <= binding.coveredEnd,
+                    entry.redatedAt.map({ $0 > entry.offset && $0 + PackRecord.prefixLength <= binding.coveredEnd }) ?? true
+                else { return .damaged }
                 return .found(entry)
             }
             if found < hash { lowEntry = middle + 1 } else { highEntry = middle }
@@ -218,7 +236,8 @@ struct PackCheckpoint: Sendable {
             for entry in slice {
                 append(entry.hash, to: &entryBytes)
                 append(UInt32(entry.offset), to: &entryBytes)
-                append(UInt32(entry.bodyLength), to: &entryBytes)
+                append(UInt32(entry.bodyLength) | (entry.isDamaged ? damagedFlag : 0), to: &entryBytes)
+                append(entry.redatedAt.map { UInt32($0) } ?? notRedated, to: &entryBytes)
             }
             var pageHeader: [UInt8] = []
             append(UInt16(slice.count), to: &pageHeader)

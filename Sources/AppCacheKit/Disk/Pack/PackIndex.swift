@@ -21,6 +21,9 @@ struct PackIndex {
         /// Why the archive must not be read, if it must not: its newest record is damage (a
         /// date that is none, or bytes that are no record), so this one is not its newest.
         var damage: String?
+        /// Where the re-dating record that gave the archive its ``sequence`` and ``cachedDate``
+        /// is, if one did (a checkpoint names it, so that a lookup takes the same date).
+        var redatedAt: Int?
 
         /// The record's bytes, prefix and body: what the archive takes in the pack.
         var length: Int { PackRecord.prefixLength + bodyLength }
@@ -106,6 +109,7 @@ struct PackIndex {
             } else {
                 entries[record.nameHash]?.cachedDate = record.cachedDate
                 entries[record.nameHash]?.sequence = record.sequence
+                entries[record.nameHash]?.redatedAt = offset
             }
         }
     }

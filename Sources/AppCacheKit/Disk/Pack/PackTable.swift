@@ -146,20 +146,22 @@ final class PackTable: Sendable {
             case .absent:
                 slot.looked[hash] = .some(nil)
                 return nil
-            case .found(let found) where found.bodyLength == 0:
-                base = PackIndex.Entry(
-                    offset: found.offset, bodyLength: 0, sequence: 0, cachedDate: .distantPast,
-                    damage: "the archive's newest record was damaged when its pack was checkpointed")
             case .found(let found):
-                var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
-                let read = prefix.withUnsafeMutableBytes { file.read(into: $0, count: PackRecord.prefixLength, at: found.offset) }
-                guard read == PackRecord.prefixLength,
-                    case .record(let record) = prefix.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: Self.maximumBodyLength) }),
-                    record.kind == .archive, record.nameHash == hash, record.bodyLength == found.bodyLength
+                // The record the checkpoint names, and the re-dating that gave it its date, each
+                // checked: what a scan of the pack would have made of them.
+                guard let record = prefix(at: found.offset, of: file), record.kind == .archive, record.nameHash == hash,
+                    record.bodyLength == found.bodyLength
                 else { return readWhole(hash, &slot, directory, fileSystem) }
                 base = PackIndex.Entry(
                     offset: found.offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate,
-                    damage: record.hasSaneDate ? nil : "a record whose date is no date a write makes")
+                    damage: record.hasSaneDate ? nil : "a record whose date is no date a write makes", redatedAt: found.redatedAt)
+                if let redatedAt = found.redatedAt {
+                    guard let redating = prefix(at: redatedAt, of: file), redating.kind == .redating, redating.nameHash == hash, redating.hasSaneDate
+                    else { return readWhole(hash, &slot, directory, fileSystem) }
+                    base.sequence = redating.sequence
+                    base.cachedDate = redating.cachedDate
+                }
+                if found.isDamaged, base.damage == nil { base.damage = "the archive's newest record is damaged" }
             case .damaged:
                 return readWhole(hash, &slot, directory, fileSystem)
             }
@@ -176,6 +178,15 @@ final class PackTable: Sendable {
         return base
     }
 
+    /// The record prefix at `offset` of `file`, if one that checks is there.
+    private func prefix(at offset: Int, of file: PackFile) -> PackRecord? {
+        var bytes = [UInt8](repeating: 0, count: PackRecord.prefixLength)
+        guard bytes.withUnsafeMutableBytes({ file.read(into: $0, count: PackRecord.prefixLength, at: offset) }) == PackRecord.prefixLength,
+            case .record(let record) = bytes.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: Self.maximumBodyLength) })
+        else { return nil }
+        return record
+    }
+
     /// Sets `slot`'s checkpoint aside (it failed a check) and reads the pack whole.
     private func readWhole(_ hash: UInt64, _ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem) -> PackIndex.Entry? {
         noteSurprise()
@@ -185,14 +196,24 @@ final class PackTable: Sendable {
     }
 
     /// Every archive `directory`'s pack holds, checked against the file now.
-    func archives(inDirectory directory: String, fileSystem: FileSystem) -> [Located] {
-        slots.withLock { slots in
+    ///
+    /// - Throws: `SystemError` when a pack is there but cannot be opened (too many open
+    ///   files, no permission): nothing can be said of its archives.
+    func archives(inDirectory directory: String, fileSystem: FileSystem) throws(SystemError) -> [Located] {
+        let result = slots.withLock { slots -> Result<[Located], SystemError> in
             var slot = slots[directory] ?? Slot()
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
-            guard let file = slot.file else { return [] }
-            return slot.index.entries.sorted { $0.value.offset < $1.value.offset }.map { Located(file: file, entry: $0.value, hash: $0.key) }
+            guard let file = slot.file else {
+                let path = PackFile.path(in: directory)
+                if PackFile.current(in: directory, fileSystem: fileSystem) != nil {
+                    return .failure(SystemError(operation: "open", errorNumber: errno == 0 ? EIO : errno, path: fileSystem.displayPath(path)))
+                }
+                return .success([])
+            }
+            return .success(slot.index.entries.sorted { $0.value.offset < $1.value.offset }.map { Located(file: file, entry: $0.value, hash: $0.key) })
         }
+        return try result.get()
     }
 
     /// One record to append, with its archive bytes (empty for a removal or re-dating).
@@ -241,6 +262,10 @@ final class PackTable: Sendable {
             guard SystemCalls.ftruncate(file.descriptor, off_t(slot.index.end)) == 0 else { throw .last("ftruncate", display) }
             slot.size = slot.index.end
             slot.stop = .end
+            // A checkpoint may cover the bytes cut: it goes, so that no reader opening the pack
+            // from now on skips the records appended where they were.
+            removeCheckpoint(of: directory, fileSystem)
+            slot.checkpointedEnd = 0
         }
         let length = records.reduce(0) { $0 + $1.record.length }
         guard slot.size + length <= maximumSize else {
@@ -364,6 +389,8 @@ final class PackTable: Sendable {
                 throw .last("rename", fileSystem.displayPath(PackFile.path(in: directory)))
             }
             renamed = true
+            // The old pack's checkpoint describes nothing now.
+            SystemCalls.unlinkat(held, PackCheckpoint.name, 0)
             // The new pack is the one open for reading and appending from now on.
             _ = SystemCalls.fcntl(descriptor, F_SETFL, O_APPEND)
             slot.file = PackFile(descriptor: descriptor, number: FileID(info), isWritable: true)
@@ -403,27 +430,40 @@ final class PackTable: Sendable {
     ///
     /// Costs a sort of the pack's live archives and a write of 16 bytes each.
     func checkpoint(_ directory: String, temporaryName: String, fileSystem: FileSystem) throws(SystemError) {
-        let result = slots.withLock { slots in
-            Result { () throws(SystemError) in
-                guard var slot = slots[directory], let file = slot.file, slot.checkpoint == nil, let last = slot.index.lastRecordOffset else { return }
-                var checksum = [UInt8](repeating: 0, count: 4)
-                guard checksum.withUnsafeMutableBytes({ file.read(into: $0, count: 4, at: last + 32) }) == 4 else {
-                    throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
-                }
-                let binding = PackCheckpoint.Binding(
-                    pack: file.number, coveredEnd: slot.index.end,
-                    lastRecord: (last, checksum.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }))
-                let entries = slot.index.entries.map { hash, entry in
-                    PackCheckpoint.Entry(hash: hash, offset: entry.offset, bodyLength: entry.damage == nil ? entry.bodyLength : 0)
-                }
-                _ = try fileSystem.writeAtomically(
-                    header: [], payload: Data(PackCheckpoint.bytes(of: entries, binding: binding)),
-                    to: CachePath(directory: directory, name: PackCheckpoint.name), temporaryName: temporaryName, modificationDate: Date())
-                slot.checkpointedEnd = slot.index.end
-                slots[directory] = slot
+        // What to write is taken under the table's lock; the sort and the write happen outside
+        // it, so that readers of other packs are not held up (the lock file's lock keeps other
+        // writers out).
+        let taken = slots.withLock { slots -> Result<(PackCheckpoint.Binding, [PackCheckpoint.Entry])?, SystemError> in
+            guard let slot = slots[directory], let file = slot.file, slot.checkpoint == nil, let last = slot.index.lastRecordOffset else {
+                return .success(nil)
             }
+            var checksum = [UInt8](repeating: 0, count: 4)
+            guard checksum.withUnsafeMutableBytes({ file.read(into: $0, count: 4, at: last + 32) }) == 4 else {
+                return .failure(SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory))))
+            }
+            let binding = PackCheckpoint.Binding(
+                pack: file.number, coveredEnd: slot.index.end,
+                lastRecord: (last, checksum.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }))
+            let entries = slot.index.entries.map { hash, entry in
+                PackCheckpoint.Entry(
+                    hash: hash, offset: entry.offset, bodyLength: entry.bodyLength, isDamaged: entry.damage != nil, redatedAt: entry.redatedAt)
+            }
+            return .success((binding, entries))
         }
-        if case .failure(let error) = result { throw error }
+        guard let (binding, entries) = try taken.get() else { return }
+        _ = try fileSystem.writeAtomically(
+            header: [], payload: Data(PackCheckpoint.bytes(of: entries, binding: binding)),
+            to: CachePath(directory: directory, name: PackCheckpoint.name), temporaryName: temporaryName, modificationDate: Date())
+        slots.withLock { slots in
+            if slots[directory]?.file?.number == binding.pack { slots[directory]?.checkpointedEnd = binding.coveredEnd }
+        }
+    }
+
+    /// Removes `directory`'s pack checkpoint, if there is one.
+    private func removeCheckpoint(of directory: String, _ fileSystem: FileSystem) {
+        guard let held = try? fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else { return }
+        SystemCalls.unlinkat(held, PackCheckpoint.name, 0)
+        if held != fileSystem.version.descriptor { SystemCalls.close(held) }
     }
 
     /// Lets `directory`'s pack go (its directory was moved out of view).
