@@ -275,15 +275,7 @@ struct FileSystem: Sendable {
         /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error
         ///   (`errno` says which).
         private func fill(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
-            guard let base = buffer.baseAddress else { return 0 }
-            var filled = 0
-            while filled < buffer.count {
-                let got = SystemCalls.pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
-                if got < 0 && errno == EINTR { continue }
-                if got <= 0 { return got < 0 ? -1 : filled }
-                filled += got
-            }
-            return filled
+            SystemCalls.preadFully(descriptor, into: buffer, at: offset)
         }
     }
 

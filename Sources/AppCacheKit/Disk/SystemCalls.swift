@@ -69,6 +69,22 @@ enum SystemCalls {
         #endif
     }
 
+    /// Fills `buffer` from `offset` of `descriptor`, retrying interrupted and short reads.
+    ///
+    /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error (`errno`
+    ///   says which).
+    static func preadFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < buffer.count {
+            let got = pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return got < 0 ? -1 : filled }
+            filled += got
+        }
+        return filled
+    }
+
     static func pwrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ offset: off_t) -> Int {
         if MemoryFiles.owns(descriptor) { return MemoryFiles.pwrite(descriptor, buffer, count, offset) }
         #if canImport(Darwin)

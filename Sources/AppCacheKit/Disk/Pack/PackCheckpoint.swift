@@ -264,15 +264,7 @@ struct PackCheckpoint: Sendable {
     // MARK: - Bytes
 
     private static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var filled = 0
-        while filled < buffer.count {
-            let got = SystemCalls.pread(descriptor, base + filled, buffer.count - filled, off_t(offset + filled))
-            if got < 0 && errno == EINTR { continue }
-            if got <= 0 { return got < 0 ? -1 : filled }
-            filled += got
-        }
-        return filled
+        SystemCalls.preadFully(descriptor, into: buffer, at: offset)
     }
 
     private static func load<T: FixedWidthInteger>(_ type: T.Type, _ bytes: [UInt8], _ offset: Int) -> T {

@@ -288,14 +288,6 @@ struct PackFile: Sendable {
     ///
     /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error.
     func read(into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var filled = 0
-        while filled < count {
-            let got = SystemCalls.pread(descriptor, base + filled, count - filled, off_t(offset + filled))
-            if got < 0 && errno == EINTR { continue }
-            if got <= 0 { return got < 0 ? -1 : filled }
-            filled += got
-        }
-        return filled
+        SystemCalls.preadFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), at: offset)
     }
 }
