@@ -56,6 +56,9 @@ struct JournalLedger {
     private var listsPackedArchives = true
     /// The directories this batch noted `unindexed`.
     private var unindexedNoted: Set<String> = []
+    /// The directories whose archives the journal lines read into the index do not list (their
+    /// `unindexed` lines): read from the disk before the index is next used.
+    private var unreadDirectories: Set<String> = []
     /// Problems to report once the locks are released.
     var problems: [AppCacheError] = []
     /// The collections the budget removed in this batch (for ``CacheEvent/EvictionReason/diskBudget``).
@@ -171,9 +174,12 @@ struct JournalLedger {
             report(reason)
             rebuild()
         case .records(let lines, let newCursor, let fromStart, let tornBytes):
-            if fromStart { index = DiskIndex() }
+            if fromStart {
+                index = DiskIndex()
+                unreadDirectories = []
+            }
             for line in lines { index?.apply(line) }
-            rederive(Self.unindexedDirectories(in: lines))
+            if index != nil { unreadDirectories.formUnion(Self.unindexedDirectories(in: lines)) }
             cursor = newCursor
             if tornBytes > 0 {
                 // A writer died mid-append; nobody else appends while this lock is held.
@@ -196,20 +202,28 @@ struct JournalLedger {
         return directories
     }
 
-    /// Makes the index's entries of `directories` what the directories hold: each archive's
-    /// size and pin read from its header (the order of their uses is lost: they count as used
-    /// now). What an index costs once after writes made while the root had no budget.
-    private mutating func rederive(_ directories: Set<String>) {
-        guard index != nil else { return }
-        for directory in directories.sorted() {
-            // A directory that cannot be listed now keeps what the index knew of it.
-            guard let paths = try? store.archivePaths(inDirectory: directory) else { continue }
+    /// Makes the index's entries of the directories the journal said it does not list
+    /// (``unreadDirectories``) what the directories hold: each archive's size and pin read from
+    /// its header (the order of their uses is lost: they count as used now). Called where the
+    /// index is used (the budget, `diskUsage`, a compaction's snapshot), not as lines are read:
+    /// a process keeping an index without a budget pays for another's writes only when it asks.
+    private mutating func readUnreadDirectories() {
+        guard index != nil, !unreadDirectories.isEmpty else { return }
+        var failed: Set<String> = []
+        for directory in unreadDirectories.sorted() {
+            // A directory that cannot be listed now keeps what the index knew of it, and is read
+            // again next time.
+            guard let paths = try? store.archivePaths(inDirectory: directory) else {
+                failed.insert(directory)
+                continue
+            }
             index?.apply(.removeAll(directory: directory))
             for path in paths {
                 let settled = settledRecord(path)
                 index?.apply(settled)
             }
         }
+        unreadDirectories = failed
     }
 
     /// Whether a pack was found holding other than what was written to it since the index
@@ -241,7 +255,7 @@ struct JournalLedger {
             if keepsIndex {
                 index = replayed
                 cursor = newCursor
-                rederive(Self.unindexedDirectories(in: lines))
+                unreadDirectories = Self.unindexedDirectories(in: lines)
             }
             if replayed.isDamaged {
                 report("the journal's sizes do not add up")
@@ -334,6 +348,7 @@ struct JournalLedger {
             journalWasReplaced(length: 0)
             cursor = nil
             index = nil
+            unreadDirectories = []
         }
     }
 
@@ -400,6 +415,7 @@ struct JournalLedger {
         if listsPackedArchives {
             let wasKept = keepsIndex
             ensureIndex()
+            readUnreadDirectories()
             keepsIndex = wasKept
             guard let indexed = index?.snapshot else { return }
             snapshot = indexed
@@ -424,6 +440,7 @@ struct JournalLedger {
         if !keepsIndex {
             index = nil
             cursor = nil
+            unreadDirectories = []
         }
     }
 
@@ -470,6 +487,7 @@ struct JournalLedger {
             cursor = nil
         }
         index = keepsIndex ? rebuilt : nil
+        unreadDirectories = []
         if !keepsIndex { cursor = nil }
     }
 
@@ -480,6 +498,7 @@ struct JournalLedger {
     /// What the disk budget bounds. Call holding the lock file's lock.
     mutating func diskUsage() -> Int {
         ensureIndex()
+        readUnreadDirectories()
         return (index?.totalBytes ?? 0) + packWaste().values.reduce(0, +)
     }
 
@@ -501,6 +520,7 @@ struct JournalLedger {
     /// most wasteful first. What this batch wrote is counted: the disk holds at most `limit`
     /// once the batch ends, and at most one batch's writes more while it runs.
     private mutating func enforce(_ limit: Int) {
+        readUnreadDirectories()
         var waste = packWaste()
         func usage() -> Int { (index?.totalBytes ?? 0) + waste.values.reduce(0, +) }
         while usage() > limit {
@@ -554,15 +574,12 @@ struct JournalLedger {
         }
     }
 
-    /// Writes `directory`'s pack checkpoint (``PackCheckpoint``) through a temporary file
-    /// beside it, announced in the journal. A failure is reported; the old checkpoint (or none)
-    /// stays, which costs reads speed only.
+    /// Writes `directory`'s pack checkpoint (``PackCheckpoint``), over the old one: a hint
+    /// every reader checks, so it needs no intent (a crash midway leaves one that fails its
+    /// checks). A failure is reported; the pack is then read whole, which costs speed only.
     mutating func checkpointPack(inDirectory directory: String) {
-        let temporaryName = FileSystem.temporaryName()
-        announce([.willCompact(temporaryName: temporaryName, directory: directory)])
-        defer { record(.temporaryGone(name: temporaryName, directory: directory)) }
         do throws(SystemError) {
-            try store.packs.checkpoint(directory, temporaryName: temporaryName, fileSystem: store.fileSystem)
+            try store.packs.checkpoint(directory, fileSystem: store.fileSystem)
         } catch {
             problems.append(AppCacheError(
                 code: error.code, message: "A pack's checkpoint could not be written; reading the pack after a launch stays slower.",

@@ -72,6 +72,10 @@ struct DiskBudgetOnDiskTests {
         try cache.removeItems(MenuItem.self, forKey: "k60")
         try cache.flush()
         #expect(try cache.bytesOnDisk() == Self.bytesOnDisk(fixture), "kept exact as it writes")
+        let other = try fixture.openCache()
+        for key in 0..<20 { try other.cacheItems(MenuItem.sampleMenu(count: 3, seed: key), forKey: "o\(key)") }
+        try cache.cacheItems([Plain(value: 2)], forKey: "between")
+        #expect(try cache.bytesOnDisk() == Self.bytesOnDisk(fixture), "another instance's writes, read when asked")
         // The journal lost: made again without reading every archive, usage still exact.
         try FileManager.default.removeItem(atPath: fixture.journalPath)
         let third = try fixture.openCache()

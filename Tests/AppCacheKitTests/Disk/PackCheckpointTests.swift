@@ -148,6 +148,33 @@ struct PackCheckpointTests {
         #expect(try fixture.openCache().getCachedItems(MenuItem.self, forKey: "k900") == item(900))
     }
 
+    /// A checkpoint is rewritten in place: a reader that opened the old one goes on answering
+    /// exactly, whether the pages it reads are the old checkpoint's or the new one's.
+    @Test func aReaderOfTheOldCheckpointAnswersRightWhileItIsRewritten() throws {
+        let fixture = try Fixture()
+        try filled(fixture)
+        let reader = try fixture.openCache()
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "k1") == item(1), "the reader holds the checkpoint")
+        let before = try Data(contentsOf: URL(filePath: checkpointPath(fixture)))
+        let writer = try fixture.openCache()
+        // More collections (more pages) and new versions of some, until a new checkpoint.
+        var round = 0
+        while try Data(contentsOf: URL(filePath: checkpointPath(fixture))) == before {
+            round += 1
+            try #require(round < 20, "no new checkpoint was written")
+            for index in 0..<200 {
+                try writer.cacheItems(item(Self.count + round * 200 + index), forKey: "n\(round)-\(index)")
+                try writer.cacheItems(item(index * 7, version: round), forKey: "k\(index * 7)")
+            }
+        }
+        for index in 0..<Self.count {
+            let rewritten = index % 7 == 0 && index / 7 < 200 && index != 6
+            let expected: [MenuItem]? = index == 6 ? nil : item(index, version: rewritten ? round : (index == 5 ? 1 : 0))
+            #expect(try reader.getCachedItems(MenuItem.self, forKey: "k\(index)") == expected, "k\(index)")
+        }
+        #expect(try reader.getCachedItems(MenuItem.self, forKey: "n1-5") == item(Self.count + 200 + 5))
+    }
+
     @Test func aCompactedPackIsNotReadThroughTheOldPacksCheckpoint() throws {
         let fixture = try Fixture()
         try filled(fixture)

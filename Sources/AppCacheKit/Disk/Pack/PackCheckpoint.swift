@@ -9,7 +9,7 @@ import Musl
 
 /// A checkpointed table of a pack (``PackFile``): where each live archive's newest record was
 /// when it was written, sorted by name hash, in the user directory beside the pack
-/// (`.pack-checkpoint`). It lets the first read after launch find one archive without reading
+/// (`.pack-checkpoint`), written over in place by the writers (``write(_:in:fileSystem:)``). It lets the first read after launch find one archive without reading
 /// every record prefix of the pack: a lookup reads the table's header and page directory, one
 /// page, and the pack's records written after the table (its tail, kept short by the writers).
 ///
@@ -259,6 +259,38 @@ struct PackCheckpoint: Sendable {
         append(UInt32(0), to: &header)
         header.withUnsafeBytes { append(CRC32.checksum($0), to: &header) }
         return header + directory + body
+    }
+
+    /// Writes `bytes` as `directory`'s checkpoint, over the old one in place: no temporary
+    /// file and no rename (a rename makes the file system write the file out at once, a cost
+    /// every few hundred writes would pay). A reader meets the old checkpoint, the new one, or
+    /// pages of both: every page is checked against its checksum, the directory and the
+    /// covered length, so a mix costs it a read of the whole pack, never an answer; a crash
+    /// midway leaves a checkpoint that fails its checks, written again by the next writer. A
+    /// link or special file planted at the name is removed first.
+    ///
+    /// - Throws: `SystemError` when it cannot be opened or written.
+    static func write(_ bytes: [UInt8], in directory: String, fileSystem: FileSystem) throws(SystemError) {
+        let path = CachePath(directory: directory, name: name)
+        let display = fileSystem.displayPath(path)
+        guard let held = try fileSystem.openDirectory(of: path, create: false) else {
+            throw SystemError(operation: "open", errorNumber: ENOENT, path: display)
+        }
+        defer { if held != fileSystem.version.descriptor { SystemCalls.close(held) } }
+        try fileSystem.inject(.write, display)
+        var descriptor = SystemCalls.openat(held, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        if descriptor < 0, fileSystem.removeIfUnsafe(in: held, name, display) {
+            descriptor = SystemCalls.openat(held, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        }
+        guard descriptor >= 0 else { throw .last("open", display) }
+        defer { SystemCalls.close(descriptor) }
+        var info = stat()
+        guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw SystemError(operation: "open", errorNumber: EINVAL, path: display)
+        }
+        fileSystem.protection?.apply(toDescriptor: descriptor)
+        try fileSystem.writeAll(descriptor, bytes, display)
+        guard SystemCalls.ftruncate(descriptor, off_t(bytes.count)) == 0 else { throw .last("ftruncate", display) }
     }
 
     // MARK: - Bytes

@@ -35,9 +35,17 @@ final class PackTable: Sendable {
     /// this many bytes.
     static let minimumCompactionWaste = 1 << 20
     /// A writer checkpoints a pack (``PackCheckpoint``) once this many of its bytes were
-    /// written after its checkpoint: what the first read after launch reads beyond a lookup in
-    /// the checkpoint is at most this (about a millisecond's worth of record prefixes).
+    /// written after its checkpoint, and at least half the checkpoint's own size: what the
+    /// first read after launch reads beyond a lookup is at most that (0.25 MiB up to about
+    /// 26,000 archives, 1 MiB at 100,000), and what writing checkpoints costs a write stays a
+    /// bounded share of it (two bytes of checkpoint, and a sort, per byte appended at most).
     static let checkpointInterval = 256 << 10
+
+    /// The bytes appended after a checkpoint of a pack of `archives` live archives that make
+    /// the next one due (see ``checkpointInterval``).
+    static func checkpointInterval(archives: Int) -> Int {
+        max(checkpointInterval, archives * PackCheckpoint.entryLength / 2)
+    }
     /// Packs with fewer live archives than this are not checkpointed: reading all their
     /// records costs less than writing checkpoints as they change.
     static let checkpointMinimumArchives = 500
@@ -420,16 +428,16 @@ final class PackTable: Sendable {
             if slot.checkpointedEnd == nil {
                 slot.checkpointedEnd = PackCheckpoint.open(in: directory, for: file, size: slot.size, fileSystem: fileSystem)?.binding.coveredEnd ?? 0
             }
-            return slot.index.end - (slot.checkpointedEnd ?? 0) >= Self.checkpointInterval
+            return slot.index.end - (slot.checkpointedEnd ?? 0) >= Self.checkpointInterval(archives: slot.index.entries.count)
         }
     }
 
-    /// Writes `directory`'s checkpoint (``PackCheckpoint``) of its pack as this writer knows it:
-    /// to `temporaryName` beside the pack, renamed over the old checkpoint. Call holding the
-    /// lock file's lock, with `temporaryName` announced in the journal.
+    /// Writes `directory`'s checkpoint (``PackCheckpoint``) of its pack as this writer knows it,
+    /// over the old one (``PackCheckpoint/write(_:in:fileSystem:)``). Call holding the lock
+    /// file's lock.
     ///
-    /// Costs a sort of the pack's live archives and a write of 16 bytes each.
-    func checkpoint(_ directory: String, temporaryName: String, fileSystem: FileSystem) throws(SystemError) {
+    /// Costs a sort of the pack's live archives and a write of 20 bytes each.
+    func checkpoint(_ directory: String, fileSystem: FileSystem) throws(SystemError) {
         // What to write is taken under the table's lock; the sort and the write happen outside
         // it, so that readers of other packs are not held up (the lock file's lock keeps other
         // writers out).
@@ -451,9 +459,7 @@ final class PackTable: Sendable {
             return .success((binding, entries))
         }
         guard let (binding, entries) = try taken.get() else { return }
-        _ = try fileSystem.writeAtomically(
-            header: [], payload: Data(PackCheckpoint.bytes(of: entries, binding: binding)),
-            to: CachePath(directory: directory, name: PackCheckpoint.name), temporaryName: temporaryName, modificationDate: Date())
+        try PackCheckpoint.write(PackCheckpoint.bytes(of: entries, binding: binding), in: directory, fileSystem: fileSystem)
         slots.withLock { slots in
             if slots[directory]?.file?.number == binding.pack { slots[directory]?.checkpointedEnd = binding.coveredEnd }
         }
