@@ -131,7 +131,8 @@ final class PackTable: Sendable {
         guard let directory = path.directory else { return nil }
         let hash = StableHash.value64(path.name)
         return slots.withLock { slots in
-            var slot = slots[directory] ?? Slot()
+            // Taken out while it changes, so that its index is changed in place, not copied.
+            var slot = slots.removeValue(forKey: directory) ?? Slot()
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true)
             guard let entry = entry(hash, in: &slot, directory, fileSystem), let file = slot.file else { return nil }
@@ -209,7 +210,8 @@ final class PackTable: Sendable {
     ///   files, no permission): nothing can be said of its archives.
     func archives(inDirectory directory: String, fileSystem: FileSystem) throws(SystemError) -> [Located] {
         let result = slots.withLock { slots -> Result<[Located], SystemError> in
-            var slot = slots[directory] ?? Slot()
+            // Taken out while it changes, so that its index is changed in place, not copied.
+            var slot = slots.removeValue(forKey: directory) ?? Slot()
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
             guard let file = slot.file else {
@@ -257,7 +259,8 @@ final class PackTable: Sendable {
     private func append(
         _ records: [Appending], to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
-        var slot = slots[directory] ?? Slot()
+        // Taken out while it changes, so that its index is changed in place, not copied.
+        var slot = slots.removeValue(forKey: directory) ?? Slot()
         defer { slots[directory] = slot }
         try refresh(&slot, directory, fileSystem, change: nil, writable: true)
         guard let file = slot.file else { throw SystemError(operation: "open", errorNumber: ENOENT, path: fileSystem.displayPath(PackFile.path(in: directory))) }
@@ -320,7 +323,8 @@ final class PackTable: Sendable {
     /// give back. Call holding the lock file's lock.
     func waste(inDirectory directory: String, fileSystem: FileSystem) -> Int {
         slots.withLock { slots in
-            var slot = slots[directory] ?? Slot()
+            // Taken out while it changes, so that its index is changed in place, not copied.
+            var slot = slots.removeValue(forKey: directory) ?? Slot()
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: nil, writable: false)
             guard slot.file != nil else { return 0 }
