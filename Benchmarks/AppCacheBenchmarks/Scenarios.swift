@@ -429,7 +429,8 @@ struct Scenarios {
 
     /// `AppCache.init` and the first read of a small collection, on roots holding more and
     /// more small collections in their user's pack, against the same on a root holding one: the
-    /// first read of a user's small collections reads the pack's record prefixes once.
+    /// first read finds its record through the pack's checkpoint (a pack of 500 or more) and
+    /// reads only the records written after it, so it should not grow with the count.
     private func firstReadScaling() throws {
         var single: Measurement?
         for count in quick ? [1, 1_000] : [1, 1_000, 10_000, 100_000] {

@@ -223,7 +223,10 @@ final class PackTable: Sendable {
             }
             return .success(slot.index.entries.sorted { $0.value.offset < $1.value.offset }.map { Located(file: file, entry: $0.value, hash: $0.key) })
         }
-        return try result.get()
+        switch result {
+        case .success(let archives): return archives
+        case .failure(let error): throw error
+        }
     }
 
     /// One record to append, with its archive bytes (empty for a removal or re-dating).
@@ -462,7 +465,13 @@ final class PackTable: Sendable {
             }
             return .success((binding, entries))
         }
-        guard let (binding, entries) = try taken.get() else { return }
+        let binding: PackCheckpoint.Binding
+        let entries: [PackCheckpoint.Entry]
+        switch taken {
+        case .success(nil): return
+        case .success(let found?): (binding, entries) = found
+        case .failure(let error): throw error
+        }
         try PackCheckpoint.write(PackCheckpoint.bytes(of: entries, binding: binding), in: directory, fileSystem: fileSystem)
         slots.withLock { slots in
             if slots[directory]?.file?.number == binding.pack { slots[directory]?.checkpointedEnd = binding.coveredEnd }
