@@ -24,8 +24,8 @@ struct CrashMode {
         case removed
     }
 
-    /// Collections the plain root's first user holds besides the six the workers change: enough
-    /// for its pack to be checkpointed, so that reopening reads through the checkpoint.
+    /// Collections a user no operation removes holds in the plain root (``Worker/fillerUser``):
+    /// enough for its pack to be checkpointed, so that reopening reads through the checkpoint.
     static let filler = 1_000
 
     mutating func run() throws {
@@ -186,10 +186,6 @@ struct TwoProcessMode {
     let report: Report
     var random: SeededRandom
 
-    /// Collections the plain root's first user holds besides the six the workers change: enough
-    /// for its pack to be checkpointed, so that reopening reads through the checkpoint.
-    static let filler = 1_000
-
     mutating func run() throws {
         var stops = 0
         var busyDuringStops = 0
@@ -209,7 +205,7 @@ struct TwoProcessMode {
                     "--delay", delay, "--sequence-start", "\(sequenceStart)", "--owner", owner, "--other", other,
                     "--events", events.path(percentEncoded: false), "--operations", "\(operationsPerWorker)",
                 ]
-                if let budget { arguments += ["--budget", "\(budget)"] } else { arguments += ["--filler", "\(Self.filler)"] }
+                if let budget { arguments += ["--budget", "\(budget)"] }
                 // The first worker is never stopped: it checks that it never waits past the bound.
                 if owner == "A" { arguments += ["--check-timing", "yes"] }
                 return try ChildProcess(arguments: arguments)

@@ -365,15 +365,15 @@ final class DiskWriter: Sendable {
             }
         }
 
-        /// Removes the archive at `path`; a missing file is not an error.
-        /// Checkpoints the packs among `directories` with ``PackTable/checkpointInterval`` bytes
-        /// or more written since their checkpoint (``PackCheckpoint``).
+        /// Checkpoints the packs among `directories` that had enough written since their
+        /// checkpoint (``PackTable/needsCheckpoint(_:fileSystem:)``, ``PackCheckpoint``).
         private mutating func checkpointPacks(_ directories: Set<String>) {
             for directory in directories.sorted() where store.packs.needsCheckpoint(directory, fileSystem: store.fileSystem) {
                 ledger.checkpointPack(inDirectory: directory)
             }
         }
 
+        /// Removes the archive at `path`; a missing file is not an error.
         mutating func delete(at path: CachePath, key: ArchiveKey?) throws(AppCacheError) {
             ledger.announce([.willChange(path: path, temporaryName: FileSystem.temporaryName())])
             try store.removeFile(at: path, key: key)
