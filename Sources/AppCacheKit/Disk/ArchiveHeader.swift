@@ -347,15 +347,3 @@ enum ArchiveDefect: Error, Equatable, CustomStringConvertible {
         }
     }
 }
-
-extension [UInt8] {
-    fileprivate mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
-    }
-}
-
-extension UnsafeRawBufferPointer {
-    fileprivate func readLittleEndian<T: FixedWidthInteger>(at offset: Int) -> T {
-        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
-    }
-}

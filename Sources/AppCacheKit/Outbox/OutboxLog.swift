@@ -241,10 +241,6 @@ struct OutboxLog: Equatable, Sendable, RootRecordFile {
 }
 
 extension Data {
-    fileprivate mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
-    }
-
     fileprivate mutating func append(id: UUID) {
         Swift.withUnsafeBytes(of: id.uuid) { append(contentsOf: $0) }
     }

@@ -117,7 +117,7 @@ struct PackCheckpoint: Sendable {
         var info = stat()
         guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         var header = [UInt8](repeating: 0, count: headerLength)
-        guard header.withUnsafeMutableBytes({ read(descriptor, into: $0, at: 0) }) == headerLength,
+        guard header.withUnsafeMutableBytes({ SystemCalls.preadFully(descriptor, into: $0, at: 0) }) == headerLength,
             let parsed = parseHeader(header), parsed.binding.pack == pack.number, parsed.binding.coveredEnd <= size,
             parsed.pages <= maximumPages, Int(clamping: info.st_size) >= headerLength + parsed.pages * (8 + pageSize)
         else { return nil }
@@ -128,7 +128,7 @@ struct PackCheckpoint: Sendable {
             guard last.offset + PackRecord.prefixLength <= parsed.binding.coveredEnd else { return nil }
             var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
             guard prefix.withUnsafeMutableBytes({ pack.read(into: $0, count: PackRecord.prefixLength, at: last.offset) }) == PackRecord.prefixLength,
-                load(UInt32.self, prefix, 32) == last.checksum,
+                (prefix.readLittleEndian(at: 32) as UInt32) == last.checksum,
                 case .record(let record) = prefix.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: PackTable.maximumBodyLength) }),
                 last.offset + record.length <= parsed.binding.coveredEnd
             else { return nil }
@@ -137,11 +137,11 @@ struct PackCheckpoint: Sendable {
         }
         var directoryBytes = [UInt8](repeating: 0, count: parsed.pages * 8)
         if parsed.pages > 0 {
-            guard directoryBytes.withUnsafeMutableBytes({ read(descriptor, into: $0, at: headerLength) }) == directoryBytes.count,
+            guard directoryBytes.withUnsafeMutableBytes({ SystemCalls.preadFully(descriptor, into: $0, at: headerLength) }) == directoryBytes.count,
                 directoryBytes.withUnsafeBytes({ CRC32.checksum($0) }) == parsed.directoryChecksum
             else { return nil }
         }
-        let firstHashes = (0..<parsed.pages).map { load(UInt64.self, directoryBytes, $0 * 8) }
+        let firstHashes = (0..<parsed.pages).map { directoryBytes.readLittleEndian(at: $0 * 8) as UInt64 }
         guard zip(firstHashes, firstHashes.dropFirst()).allSatisfy({ $0 <= $1 }) else { return nil }
         return PackCheckpoint(handle: handle, binding: parsed.binding, firstHashes: firstHashes)
     }
@@ -158,20 +158,20 @@ struct PackCheckpoint: Sendable {
     }
 
     private static func parseHeader(_ bytes: [UInt8]) -> (binding: Binding, pages: Int, directoryChecksum: UInt32)? {
-        guard bytes.count >= headerLength, Array(bytes[0..<4]) == magic, load(UInt32.self, bytes, 4) == formatVersion,
-            bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<60])) }) == load(UInt32.self, bytes, 60)
+        guard bytes.count >= headerLength, Array(bytes[0..<4]) == magic, (bytes.readLittleEndian(at: 4) as UInt32) == formatVersion,
+            bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<60])) }) == bytes.readLittleEndian(at: 60) as UInt32
         else { return nil }
-        let coveredEnd = load(UInt64.self, bytes, 24)
-        let lastOffset = load(UInt64.self, bytes, 32)
-        let pages = Int(load(UInt32.self, bytes, 48))
-        let count = Int(load(UInt32.self, bytes, 44))
+        let coveredEnd = bytes.readLittleEndian(at: 24) as UInt64
+        let lastOffset = bytes.readLittleEndian(at: 32) as UInt64
+        let pages = Int(bytes.readLittleEndian(at: 48) as UInt32)
+        let count = Int(bytes.readLittleEndian(at: 44) as UInt32)
         guard coveredEnd <= UInt64(PackFile.maximumSize), count <= pages * entriesPerPage, pages <= maximumPages,
             lastOffset == .max || lastOffset < coveredEnd
         else { return nil }
         let binding = Binding(
-            pack: FileID(device: load(UInt64.self, bytes, 8), inode: load(UInt64.self, bytes, 16)), coveredEnd: Int(coveredEnd),
-            lastRecord: lastOffset == .max ? nil : (Int(lastOffset), load(UInt32.self, bytes, 40)))
-        return (binding, pages, load(UInt32.self, bytes, 52))
+            pack: FileID(device: bytes.readLittleEndian(at: 8) as UInt64, inode: bytes.readLittleEndian(at: 16) as UInt64), coveredEnd: Int(coveredEnd),
+            lastRecord: lastOffset == .max ? nil : (Int(lastOffset), (bytes.readLittleEndian(at: 40) as UInt32)))
+        return (binding, pages, (bytes.readLittleEndian(at: 52) as UInt32))
     }
 
     /// Where the table puts the archive whose name hashes to `hash`: one page read (4 KiB) and a
@@ -188,25 +188,25 @@ struct PackCheckpoint: Sendable {
         let page = low - 1
         var bytes = [UInt8](repeating: 0, count: Self.pageSize)
         let offset = Self.headerLength + firstHashes.count * 8 + page * Self.pageSize
-        guard bytes.withUnsafeMutableBytes({ Self.read(handle.descriptor, into: $0, at: offset) }) == Self.pageSize else { return .damaged }
-        let count = Int(Self.load(UInt16.self, bytes, 0))
+        guard bytes.withUnsafeMutableBytes({ SystemCalls.preadFully(handle.descriptor, into: $0, at: offset) }) == Self.pageSize else { return .damaged }
+        let count = Int(bytes.readLittleEndian(at: 0) as UInt16)
         guard count > 0, count <= Self.entriesPerPage,
             bytes.withUnsafeBytes({
                 CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[Self.pageHeaderLength..<Self.pageHeaderLength + count * Self.entryLength]))
-            }) == Self.load(UInt32.self, bytes, 4),
-            Self.load(UInt64.self, bytes, Self.pageHeaderLength) == firstHashes[page]
+            }) == (bytes.readLittleEndian(at: 4) as UInt32),
+            (bytes.readLittleEndian(at: Self.pageHeaderLength) as UInt64) == firstHashes[page]
         else { return .damaged }
         var lowEntry = 0
         var highEntry = count
         while lowEntry < highEntry {
             let middle = (lowEntry + highEntry) / 2
             let at = Self.pageHeaderLength + middle * Self.entryLength
-            let found = Self.load(UInt64.self, bytes, at)
+            let found = bytes.readLittleEndian(at: at) as UInt64
             if found == hash {
-                let length = Self.load(UInt32.self, bytes, at + 12)
-                let redated = Self.load(UInt32.self, bytes, at + 16)
+                let length = bytes.readLittleEndian(at: at + 12) as UInt32
+                let redated = bytes.readLittleEndian(at: at + 16) as UInt32
                 let entry = Entry(
-                    hash: hash, offset: Int(Self.load(UInt32.self, bytes, at + 8)), bodyLength: Int(length & ~Self.damagedFlag),
+                    hash: hash, offset: Int(bytes.readLittleEndian(at: at + 8) as UInt32), bodyLength: Int(length & ~Self.damagedFlag),
                     isDamaged: length & Self.damagedFlag != 0, redatedAt: redated == Self.notRedated ? nil : Int(redated))
                 guard entry.offset + PackRecord.prefixLength + entry.bodyLength <= binding.coveredEnd,
                     entry.redatedAt.map({ $0 > entry.offset && $0 + PackRecord.prefixLength <= binding.coveredEnd }) ?? true
@@ -229,35 +229,35 @@ struct PackCheckpoint: Sendable {
         var body = [UInt8](repeating: 0, count: pages * pageSize)
         for page in 0..<pages {
             let slice = sorted[(page * entriesPerPage)..<min((page + 1) * entriesPerPage, sorted.count)]
-            append(slice.first!.hash, to: &directory)
+            directory.appendLittleEndian(slice.first!.hash)
             let base = page * pageSize
             var entryBytes: [UInt8] = []
             entryBytes.reserveCapacity(slice.count * entryLength)
             for entry in slice {
-                append(entry.hash, to: &entryBytes)
-                append(UInt32(entry.offset), to: &entryBytes)
-                append(UInt32(entry.bodyLength) | (entry.isDamaged ? damagedFlag : 0), to: &entryBytes)
-                append(entry.redatedAt.map { UInt32($0) } ?? notRedated, to: &entryBytes)
+                entryBytes.appendLittleEndian(entry.hash)
+                entryBytes.appendLittleEndian(UInt32(entry.offset))
+                entryBytes.appendLittleEndian(UInt32(entry.bodyLength) | (entry.isDamaged ? damagedFlag : 0))
+                entryBytes.appendLittleEndian(entry.redatedAt.map { UInt32($0) } ?? notRedated)
             }
             var pageHeader: [UInt8] = []
-            append(UInt16(slice.count), to: &pageHeader)
-            append(UInt16(0), to: &pageHeader)
-            entryBytes.withUnsafeBytes { append(CRC32.checksum($0), to: &pageHeader) }
+            pageHeader.appendLittleEndian(UInt16(slice.count))
+            pageHeader.appendLittleEndian(UInt16(0))
+            entryBytes.withUnsafeBytes { pageHeader.appendLittleEndian(CRC32.checksum($0)) }
             body.replaceSubrange(base..<base + pageHeaderLength, with: pageHeader)
             body.replaceSubrange(base + pageHeaderLength..<base + pageHeaderLength + entryBytes.count, with: entryBytes)
         }
         var header: [UInt8] = magic
-        append(formatVersion, to: &header)
-        append(binding.pack.device, to: &header)
-        append(binding.pack.inode, to: &header)
-        append(UInt64(binding.coveredEnd), to: &header)
-        append(binding.lastRecord.map { UInt64($0.offset) } ?? .max, to: &header)
-        append(binding.lastRecord?.checksum ?? 0, to: &header)
-        append(UInt32(sorted.count), to: &header)
-        append(UInt32(pages), to: &header)
-        directory.withUnsafeBytes { append(CRC32.checksum($0), to: &header) }
-        append(UInt32(0), to: &header)
-        header.withUnsafeBytes { append(CRC32.checksum($0), to: &header) }
+        header.appendLittleEndian(formatVersion)
+        header.appendLittleEndian(binding.pack.device)
+        header.appendLittleEndian(binding.pack.inode)
+        header.appendLittleEndian(UInt64(binding.coveredEnd))
+        header.appendLittleEndian(binding.lastRecord.map { UInt64($0.offset) } ?? .max)
+        header.appendLittleEndian(binding.lastRecord?.checksum ?? 0)
+        header.appendLittleEndian(UInt32(sorted.count))
+        header.appendLittleEndian(UInt32(pages))
+        directory.withUnsafeBytes { header.appendLittleEndian(CRC32.checksum($0)) }
+        header.appendLittleEndian(UInt32(0))
+        header.withUnsafeBytes { header.appendLittleEndian(CRC32.checksum($0)) }
         return header + directory + body
     }
 
@@ -291,23 +291,5 @@ struct PackCheckpoint: Sendable {
         fileSystem.protection?.apply(toDescriptor: descriptor)
         try fileSystem.writeAll(descriptor, bytes, display)
         guard SystemCalls.ftruncate(descriptor, off_t(bytes.count)) == 0 else { throw .last("ftruncate", display) }
-    }
-
-    // MARK: - Bytes
-
-    private static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
-        SystemCalls.preadFully(descriptor, into: buffer, at: offset)
-    }
-
-    private static func load<T: FixedWidthInteger>(_ type: T.Type, _ bytes: [UInt8], _ offset: Int) -> T {
-        var value: T = 0
-        withUnsafeMutableBytes(of: &value) { target in
-            bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + MemoryLayout<T>.size])) }
-        }
-        return T(littleEndian: value)
-    }
-
-    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 }

@@ -48,11 +48,11 @@ struct PackRecord: Equatable, Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.prefixLength)
         bytes += [Self.magic.0, Self.magic.1, kind.rawValue, 0]
-        append(UInt32(bodyLength), to: &bytes)
-        append(nameHash, to: &bytes)
-        append(sequence, to: &bytes)
-        append(cachedDate.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
-        bytes.withUnsafeBytes { append(CRC32.checksum($0), to: &bytes) }
+        bytes.appendLittleEndian(UInt32(bodyLength))
+        bytes.appendLittleEndian(nameHash)
+        bytes.appendLittleEndian(sequence)
+        bytes.appendLittleEndian(cachedDate.timeIntervalSinceReferenceDate.bitPattern)
+        bytes.appendLittleEndian(bytes.withUnsafeBytes { CRC32.checksum($0) })
         return bytes
     }
 
@@ -69,11 +69,7 @@ struct PackRecord: Equatable, Sendable {
     /// (a body over `maximumBodyLength`, or a removal with a body, is damage).
     static func parse(_ bytes: UnsafeRawBufferPointer, maximumBodyLength: Int) -> Parsed {
         guard bytes.count >= prefixLength else { return .incomplete }
-        func load<T: FixedWidthInteger>(_ offset: Int) -> T {
-            var value: T = 0
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + MemoryLayout<T>.size])) }
-            return T(littleEndian: value)
-        }
+        func load<T: FixedWidthInteger>(_ offset: Int) -> T { bytes.readLittleEndian(at: offset) }
         guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])) == load(32) as UInt32 else {
             return .damaged("a record's prefix fails its checksum")
         }
@@ -114,9 +110,5 @@ struct PackRecord: Equatable, Sendable {
             candidate[position] = original
         }
         return found
-    }
-
-    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 }
