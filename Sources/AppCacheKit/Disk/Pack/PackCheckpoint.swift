@@ -125,12 +125,8 @@ struct PackCheckpoint: Sendable {
         // offset, a prefix that checks, the same prefix checksum (which covers its random
         // sequence number).
         if let last = parsed.binding.lastRecord {
-            guard last.offset + PackRecord.prefixLength <= parsed.binding.coveredEnd else { return nil }
-            var prefix = [UInt8](repeating: 0, count: PackRecord.prefixLength)
-            guard prefix.withUnsafeMutableBytes({ pack.read(into: $0, count: PackRecord.prefixLength, at: last.offset) }) == PackRecord.prefixLength,
-                (prefix.readLittleEndian(at: 32) as UInt32) == last.checksum,
-                case .record(let record) = prefix.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: PackTable.maximumBodyLength) }),
-                last.offset + record.length <= parsed.binding.coveredEnd
+            guard last.offset + PackRecord.prefixLength <= parsed.binding.coveredEnd, let found = pack.record(at: last.offset),
+                found.checksum == last.checksum, last.offset + found.record.length <= parsed.binding.coveredEnd
             else { return nil }
         } else if parsed.binding.coveredEnd != 0 {
             return nil

@@ -284,6 +284,16 @@ struct PackFile: Sendable {
         return names
     }
 
+    /// The record whose prefix is at `offset`, if a prefix that checks is there, and the
+    /// prefix's own checksum (its bytes 32..<36): one `pread` of 36 bytes.
+    func record(at offset: Int) -> (record: PackRecord, checksum: UInt32)? {
+        var bytes = [UInt8](repeating: 0, count: PackRecord.prefixLength)
+        guard bytes.withUnsafeMutableBytes({ read(into: $0, count: PackRecord.prefixLength, at: offset) }) == PackRecord.prefixLength,
+            case .record(let record) = bytes.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: PackTable.maximumBodyLength) })
+        else { return nil }
+        return (record, bytes.readLittleEndian(at: 32))
+    }
+
     /// Reads `count` bytes at `offset` into `buffer`, retrying interrupted reads.
     ///
     /// - Returns: the bytes read (fewer when the file ends first), or -1 on an error.

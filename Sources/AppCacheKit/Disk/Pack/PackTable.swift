@@ -158,14 +158,14 @@ final class PackTable: Sendable {
             case .found(let found):
                 // The record the checkpoint names, and the re-dating that gave it its date, each
                 // checked: what a scan of the pack would have made of them.
-                guard let record = prefix(at: found.offset, of: file), record.kind == .archive, record.nameHash == hash,
+                guard let record = file.record(at: found.offset)?.record, record.kind == .archive, record.nameHash == hash,
                     record.bodyLength == found.bodyLength
                 else { return readWhole(hash, &slot, directory, fileSystem) }
                 base = PackIndex.Entry(
                     offset: found.offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate,
                     damage: record.hasSaneDate ? nil : "a record whose date is no date a write makes", redatedAt: found.redatedAt)
                 if let redatedAt = found.redatedAt {
-                    guard let redating = prefix(at: redatedAt, of: file), redating.kind == .redating, redating.nameHash == hash, redating.hasSaneDate
+                    guard let redating = file.record(at: redatedAt)?.record, redating.kind == .redating, redating.nameHash == hash, redating.hasSaneDate
                     else { return readWhole(hash, &slot, directory, fileSystem) }
                     base.sequence = redating.sequence
                     base.cachedDate = redating.cachedDate
@@ -185,15 +185,6 @@ final class PackTable: Sendable {
         case nil: break
         }
         return base
-    }
-
-    /// The record prefix at `offset` of `file`, if one that checks is there.
-    private func prefix(at offset: Int, of file: PackFile) -> PackRecord? {
-        var bytes = [UInt8](repeating: 0, count: PackRecord.prefixLength)
-        guard bytes.withUnsafeMutableBytes({ file.read(into: $0, count: PackRecord.prefixLength, at: offset) }) == PackRecord.prefixLength,
-            case .record(let record) = bytes.withUnsafeBytes({ PackRecord.parse($0, maximumBodyLength: Self.maximumBodyLength) })
-        else { return nil }
-        return record
     }
 
     /// Sets `slot`'s checkpoint aside (it failed a check) and reads the pack whole.
@@ -452,13 +443,10 @@ final class PackTable: Sendable {
             guard let slot = slots[directory], let file = slot.file, slot.checkpoint == nil, let last = slot.index.lastRecordOffset else {
                 return .success(nil)
             }
-            var checksum = [UInt8](repeating: 0, count: 4)
-            guard checksum.withUnsafeMutableBytes({ file.read(into: $0, count: 4, at: last + 32) }) == 4 else {
+            guard let checksum = file.record(at: last)?.checksum else {
                 return .failure(SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory))))
             }
-            let binding = PackCheckpoint.Binding(
-                pack: file.number, coveredEnd: slot.index.end,
-                lastRecord: (last, checksum.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }))
+            let binding = PackCheckpoint.Binding(pack: file.number, coveredEnd: slot.index.end, lastRecord: (last, checksum))
             let entries = slot.index.entries.map { hash, entry in
                 PackCheckpoint.Entry(
                     hash: hash, offset: entry.offset, bodyLength: entry.bodyLength, isDamaged: entry.damage != nil, redatedAt: entry.redatedAt)
