@@ -165,16 +165,28 @@ struct ArchiveHeader: Equatable, Sendable {
 
     /// The header's bytes, checksum included, in its format version.
     func encoded() -> [UInt8] {
-        let userBytes = user.map { Array($0.utf8) }
-        let nameBytes = Array(cacheName.utf8)
-        let keyBytes = key.map { Array($0.utf8) }
-        let etagBytes = formatVersion >= 3 ? etag.map { Array($0.utf8) } : nil
-        let lastModifiedBytes = formatVersion >= 3 ? lastModified.map { Array($0.utf8) } : nil
-        let cursorBytes = formatVersion >= 4 ? cursor.map { Array($0.utf8) } : nil
         var out = [UInt8]()
-        out.reserveCapacity(
-            Self.fixedLength(formatVersion) + (userBytes?.count ?? 0) + nameBytes.count + (keyBytes?.count ?? 0)
-                + (etagBytes?.count ?? 0) + (lastModifiedBytes?.count ?? 0) + (cursorBytes?.count ?? 0) + 4)
+        out.reserveCapacity(encodedLength)
+        encode(into: &out)
+        return out
+    }
+
+    /// How many bytes ``encode(into:)`` appends.
+    var encodedLength: Int {
+        var length = Self.fixedLength(formatVersion) + cacheName.utf8.count + 4
+        if let user { length += user.utf8.count }
+        if let key { length += key.utf8.count }
+        if formatVersion >= 3 { length += (etag?.utf8.count ?? 0) + (lastModified?.utf8.count ?? 0) }
+        if formatVersion >= 4 { length += cursor?.utf8.count ?? 0 }
+        return length
+    }
+
+    /// Appends the header's bytes, checksum included, to `out`: in place, where a pack's
+    /// records are gathered for one `write`, with no array of its own.
+    ///
+    /// - Complexity: O(n) in the header's length.
+    func encode(into out: inout [UInt8]) {
+        let start = out.count
         out.append(contentsOf: Self.magic)
         out.appendLittleEndian(formatVersion)
         out.appendLittleEndian(codec)
@@ -187,24 +199,30 @@ struct ArchiveHeader: Equatable, Sendable {
         }
         out.appendLittleEndian(payloadLength)
         out.appendLittleEndian(payloadChecksum)
-        out.appendLittleEndian(userBytes.map { UInt32($0.count) } ?? UInt32.max)
-        out.appendLittleEndian(UInt32(nameBytes.count))
-        out.appendLittleEndian(keyBytes.map { UInt32($0.count) } ?? UInt32.max)
+        func appendLength(_ value: String?) {
+            out.appendLittleEndian(value.map { UInt32($0.utf8.count) } ?? UInt32.max)
+        }
+        appendLength(user)
+        appendLength(cacheName)
+        appendLength(key)
         if formatVersion >= 3 {
-            out.appendLittleEndian(etagBytes.map { UInt32($0.count) } ?? UInt32.max)
-            out.appendLittleEndian(lastModifiedBytes.map { UInt32($0.count) } ?? UInt32.max)
+            appendLength(etag)
+            appendLength(lastModified)
         }
-        if formatVersion >= 4 {
-            out.appendLittleEndian(cursorBytes.map { UInt32($0.count) } ?? UInt32.max)
+        if formatVersion >= 4 { appendLength(cursor) }
+        func appendText(_ value: String?) {
+            if let value { out.append(contentsOf: value.utf8) }
         }
-        out.append(contentsOf: userBytes ?? [])
-        out.append(contentsOf: nameBytes)
-        out.append(contentsOf: keyBytes ?? [])
-        out.append(contentsOf: etagBytes ?? [])
-        out.append(contentsOf: lastModifiedBytes ?? [])
-        out.append(contentsOf: cursorBytes ?? [])
-        out.appendLittleEndian(CRC32.checksum(out))
-        return out
+        appendText(user)
+        appendText(cacheName)
+        appendText(key)
+        if formatVersion >= 3 {
+            appendText(etag)
+            appendText(lastModified)
+        }
+        if formatVersion >= 4 { appendText(cursor) }
+        let checksum = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        out.appendLittleEndian(checksum)
     }
 
     /// Reads a header from the start of `bytes`.

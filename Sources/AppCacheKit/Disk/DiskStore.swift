@@ -272,11 +272,11 @@ struct DiskStore: Sendable {
     func write(
         _ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath, temporaryName: String
     ) throws(AppCacheError) -> (size: Int, identity: FileVersion) {
-        try write(record, header: Self.header(of: record, forKey: key), forKey: key, at: path, temporaryName: temporaryName)
+        try write(record, header: Self.header(of: record, forKey: key).encoded(), forKey: key, at: path, temporaryName: temporaryName)
     }
 
-    /// The header bytes of `record`'s archive.
-    static func header(of record: ArchiveRecord, forKey key: ArchiveKey) -> [UInt8] {
+    /// The header of `record`'s archive (its payload's checksum computed).
+    static func header(of record: ArchiveRecord, forKey key: ArchiveKey) -> ArchiveHeader {
         var header = ArchiveHeader(
             codec: record.codec, schemaVersion: record.schemaVersion, expiryMilliseconds: nil,
             decodedSize: record.decodedSize.map { UInt64(max($0, 0)) },
@@ -292,7 +292,7 @@ struct DiskStore: Sendable {
         }
         // A cursor too long for a header is not kept: the collection then has no next page.
         header.nextPageCursor = record.nextPageCursor.flatMap { $0.utf8.count <= ArchiveHeader.maximumNameLength ? $0 : nil }
-        return header.encoded()
+        return header
     }
 
     /// ``write(_:forKey:at:temporaryName:)`` with the header already made: the archive file,
@@ -307,7 +307,7 @@ struct DiskStore: Sendable {
             if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
                 // The pack's copy is older now, and would win over the file: it goes.
                 let removal = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: record.cachedDate)
-                _ = try packs.append([PackTable.Appending(record: removal)], toDirectory: path.directory ?? CacheLayout.sharedDirectoryName, fileSystem: fileSystem)
+                _ = try packs.append(PackTable.Appending(removal), toDirectory: path.directory ?? CacheLayout.sharedDirectoryName, fileSystem: fileSystem)
             }
             return (headerBytes.count + record.payload.count, identity)
         } catch {
@@ -509,7 +509,7 @@ struct DiskStore: Sendable {
         if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
             guard packed.entry.identity == identity else { return nil }
             let record = PackRecord(kind: .redating, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: date)
-            try appendToPack([PackTable.Appending(record: record)], in: path, key: key, failure: "The cached items could not be re-dated; they keep their date.")
+            try appendToPack(PackTable.Appending(record), in: path, key: key, failure: "The cached items could not be re-dated; they keep their date.")
             return FileVersion(value: record.sequence)
         }
         do {
@@ -527,7 +527,7 @@ struct DiskStore: Sendable {
     func removeFile(at path: CachePath, key: ArchiveKey? = nil) throws(AppCacheError) {
         if let packed = packs.locate(path, fileSystem: fileSystem, change: nil) {
             let record = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: Date())
-            try appendToPack([PackTable.Appending(record: record)], in: path, key: key, failure: "The archive could not be removed.")
+            try appendToPack(PackTable.Appending(record), in: path, key: key, failure: "The archive could not be removed.")
         }
         do {
             try fileSystem.removeFile(path)

@@ -250,10 +250,18 @@ final class DiskWriter: Sendable {
         /// - Throws: what ``DiskStore/write(_:forKey:at:temporaryName:)`` throws.
         @discardableResult
         mutating func write(_ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath) throws(AppCacheError) -> FileVersion {
-            switch write([(record, key, path)])[0] {
-            case .success(let identity): return identity
-            case .failure(let error): throw error
-            }
+            let written = write([ArchiveWrite(record: record, key: key, path: path)])
+            if let error = written.failures[0] { throw error }
+            return written.identities[0]!
+        }
+
+        /// What ``write(_:until:)`` did with each archive it tried.
+        struct Written {
+            /// By position, for each archive tried (the rest, after the batch was told to
+            /// stop, were not): which file it now is; `nil` where it could not be written.
+            var identities: [FileVersion?]
+            /// By position: why an archive could not be written.
+            var failures: [Int: AppCacheError] = [:]
         }
 
         /// Writes several archives: small ones appended to their directories' packs (one
@@ -266,73 +274,95 @@ final class DiskWriter: Sendable {
         /// - Returns: for each archive written or tried, in order, which file it now is or why
         ///   it could not be written.
         mutating func write(
-            _ archives: [(record: ArchiveRecord, key: ArchiveKey, path: CachePath)], until shouldStop: () -> Bool = { false }
-        ) -> [Swift.Result<FileVersion, AppCacheError>] {
-            // Which archives go into packs: decided first, so that only files are announced
-            // one by one. (The room is counted for all the batch's packed archives: enough to
-            // stay within the bound, whichever directories they go to.)
-            var headers: [[UInt8]] = []
-            var isPacked: [Bool] = []
-            headers.reserveCapacity(archives.count)
-            isPacked.reserveCapacity(archives.count)
-            var packedBytes = 0
-            for archive in archives {
-                let header = DiskStore.header(of: archive.record, forKey: archive.key)
-                let length = header.count + archive.record.payload.count
-                let packs = store.packs(archiveOf: length)
-                    && store.packs.hasRoom(for: packedBytes + length, in: archive.path.directory ?? CacheLayout.sharedDirectoryName)
-                if packs { packedBytes += length + PackRecord.prefixLength }
-                headers.append(header)
-                isPacked.append(packs)
-            }
-            let temporaryNames = isPacked.map { $0 ? "" : FileSystem.temporaryName() }
-            ledger.announce(zip(archives, temporaryNames).compactMap { archive, name in
-                name.isEmpty ? nil : .willChange(path: archive.path, temporaryName: name)
-            })
-            var results: [Swift.Result<FileVersion, AppCacheError>?] = []
-            // Small archives go into their directories' packs, gathered and appended together
-            // (one `write` per pack) before a file of the same path or at the end.
-            var packing: [(index: Int, record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)] = []
-            func appendPacked() {
-                guard !packing.isEmpty else { return }
-                let directories = Set(packing.map { $0.path.directory ?? CacheLayout.sharedDirectoryName }).sorted()
-                ledger.announce(directories.map { .willAppend(directory: $0) })
-                let (written, damage) = store.writePacked(packing.map { ($0.record, $0.header, $0.key, $0.path) })
-                for problem in damage { report(problem) }
-                for (archive, result) in zip(packing, written) {
+            _ archives: [ArchiveWrite], until shouldStop: () -> Bool = { false }
+        ) -> Written {
+            // Read in place: an element read through an array's subscript is copied whole
+            // (every string and buffer retained) at each use.
+            archives.withUnsafeBufferPointer { archives in
+                // Which archives go into packs: decided first, so that only files are announced
+                // one by one. (The room is counted for all the batch's packed archives: enough to
+                // stay within the bound, whichever directories they go to.)
+                var headers: [ArchiveHeader] = []
+                var isPacked: [Bool] = []
+                headers.reserveCapacity(archives.count)
+                isPacked.reserveCapacity(archives.count)
+                var packedBytes = 0
+                for position in archives.indices {
+                    let header = DiskStore.header(of: archives[position].record, forKey: archives[position].key)
+                    let length = header.encodedLength + archives[position].record.payload.count
+                    let packs = store.packs(archiveOf: length)
+                        && store.packs.hasRoom(for: packedBytes + length, in: archives[position].packDirectory)
+                    if packs { packedBytes += length + PackRecord.prefixLength }
+                    headers.append(header)
+                    isPacked.append(packs)
+                }
+                let temporaryNames = isPacked.map { $0 ? "" : FileSystem.temporaryName() }
+                ledger.announce(archives.indices.compactMap { position in
+                    temporaryNames[position].isEmpty ? nil : .willChange(path: archives[position].path, temporaryName: temporaryNames[position])
+                })
+                var results = Written(identities: [])
+                results.identities.reserveCapacity(archives.count)
+                func settle(_ position: Int, _ result: Swift.Result<FileVersion, AppCacheError>) {
                     switch result {
-                    case .success(let written):
-                        ledger.recordPacked(
-                            .set(path: archive.path, size: written.size, isPinned: archive.record.isPinned),
-                            inDirectory: archive.path.directory ?? CacheLayout.sharedDirectoryName)
-                        results[archive.index] = .success(written.identity)
-                    case .failure(let error) where (error.underlyingError as? SystemError)?.errorNumber == EFBIG:
-                        // The pack is full (another process filled it): a file of its own.
-                        let temporaryName = FileSystem.temporaryName()
-                        ledger.announce([.willChange(path: archive.path, temporaryName: temporaryName)])
-                        results[archive.index] = writeFile(archive.record, archive.header, archive.key, archive.path, temporaryName)
-                    case .failure(let error):
-                        results[archive.index] = .failure(error)
+                    case .success(let identity): results.identities[position] = identity
+                    case .failure(let error): results.failures[position] = error
                     }
                 }
-                // Each pack holds what was appended whole, or what it held before.
-                for directory in directories { ledger.record(.appended(directory: directory)) }
-                compactWastefulPacks(Set(packing.compactMap(\.path.directory)))
-                checkpointPacks(Set(packing.compactMap(\.path.directory)))
-                packing = []
-            }
-            for (position, archive) in archives.enumerated() {
-                if shouldStop() || gate.isClosed { break }
-                results.append(nil)
-                if isPacked[position] {
-                    packing.append((results.count - 1, archive.record, headers[position], archive.key, archive.path))
-                    continue
+                // Small archives go into their directories' packs, gathered and appended together
+                // (one `write` per pack) before a file of the same path or at the end: by position.
+                var packing: [Int] = []
+                func directory(_ position: Int) -> String {
+                    archives[position].packDirectory
                 }
-                if packing.contains(where: { $0.path == archive.path }) { appendPacked() }
-                results[results.count - 1] = writeFile(archive.record, headers[position], archive.key, archive.path, temporaryNames[position])
+                func appendPacked() {
+                    guard !packing.isEmpty else { return }
+                    let directories = Set(packing.map(directory)).sorted()
+                    ledger.announce(directories.map { .willAppend(directory: $0) })
+                    let (written, failures, damage) = store.writePacked(archives, headers: headers, at: packing)
+                    for problem in damage { report(problem) }
+                    for (position, outcome) in zip(packing, written) {
+                        if let outcome {
+                            ledger.recordPacked(
+                                .set(path: archives[position].path, size: outcome.size, isPinned: archives[position].record.isPinned),
+                                inDirectory: directory(position))
+                            results.identities[position] = outcome.identity
+                        } else if let error = failures[directory(position)] {
+                            if error.errorNumber == EFBIG {
+                                // The pack is full (another process filled it): a file of its own.
+                                let temporaryName = FileSystem.temporaryName()
+                                ledger.announce([.willChange(path: archives[position].path, temporaryName: temporaryName)])
+                                settle(position, writeFile(
+                                    archives[position].record, headers[position].encoded(), archives[position].key, archives[position].path, temporaryName))
+                            } else {
+                                let key = archives[position].key
+                                results.failures[position] = AppCacheError(
+                                    code: error.code, message: "The items could not be written; what was cached before is unchanged.",
+                                    cacheName: key.cacheName, key: key.key, path: error.path, underlyingError: error)
+                            }
+                        }
+                    }
+                    // Each pack holds what was appended whole, or what it held before.
+                    for directory in directories { ledger.record(.appended(directory: directory)) }
+                    let appended = Set(packing.compactMap { archives[$0].path.directory })
+                    compactWastefulPacks(appended)
+                    checkpointPacks(appended)
+                    packing = []
+                }
+                for position in archives.indices {
+                    if shouldStop() || gate.isClosed { break }
+                    results.identities.append(nil)
+                    if isPacked[position] {
+                        packing.append(position)
+                        continue
+                    }
+                    if packing.contains(where: { archives[$0].path == archives[position].path }) { appendPacked() }
+                    settle(position, writeFile(
+                        archives[position].record, headers[position].encoded(), archives[position].key, archives[position].path,
+                        temporaryNames[position]))
+                }
+                appendPacked()
+                return results
             }
-            appendPacked()
-            return results.map { $0! }
         }
 
         /// Writes one archive as a file of its own, through `temporaryName` (announced), and

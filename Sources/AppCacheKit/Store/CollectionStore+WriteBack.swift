@@ -102,43 +102,61 @@ extension CollectionStore {
     /// its archive first (``MemoryEntry/agrees(withDisk:epoch:)``): when the disk holds items
     /// cached later than the entry's, those win, and the entry leaves memory unwritten.
     private func write(
-        _ entries: [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, until shouldStop: () -> Bool = { false },
+        _ entries: consuming [(key: MemoryKey, entry: MemoryEntry)], spilled: Bool, until shouldStop: () -> Bool = { false },
         _ batch: inout DiskWriter.Batch
     ) -> [AppCacheError] {
         let epoch = state.withLock { $0.memory.epoch }
-        var current: [(key: MemoryKey, entry: MemoryEntry)] = []
-        var superseded: [(key: MemoryKey, entry: MemoryEntry)] = []
-        for (key, entry) in entries {
-            if entry.epoch == epoch || entry.agrees(withDisk: batch.facts(of: entry.path), epoch: epoch) {
-                current.append((key, entry))
-            } else {
-                superseded.append((key, entry))
+        // What goes to disk, and whose it is: built by position, without copying the entries.
+        var archives: [ArchiveWrite] = []
+        var owners: [(key: MemoryKey, generation: UInt64)] = []
+        var superseded: [(key: MemoryKey, generation: UInt64)] = []
+        archives.reserveCapacity(entries.count)
+        owners.reserveCapacity(entries.count)
+        // (Read in place: an element of an array of tuples read through its subscript is copied
+        // whole at each use.)
+        entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                if entries[index].entry.epoch == epoch
+                    || entries[index].entry.agrees(withDisk: batch.facts(of: entries[index].entry.path), epoch: epoch)
+                {
+                    archives.append(ArchiveWrite(record: entries[index].entry.record, key: entries[index].entry.archiveKey, path: entries[index].entry.path))
+                    owners.append((entries[index].key, entries[index].entry.generation))
+                } else {
+                    superseded.append((entries[index].key, entries[index].entry.generation))
+                }
             }
         }
+        // Gone before the entries in memory change: their copies here would make each change
+        // copy the entry's details.
+        entries = []
         if !superseded.isEmpty {
             state.withLock { state in
-                for (key, entry) in superseded { state.memory.remove(key, generation: entry.generation) }
+                for (key, generation) in superseded { state.memory.remove(key, generation: generation) }
             }
         }
-        let results = batch.write(current.map { ($0.entry.record, $0.entry.archiveKey, $0.entry.path) }, until: shouldStop)
+        let results = batch.write(archives, until: shouldStop)
         var written: [(MemoryKey, UInt64, FileVersion)] = []
         var failures: [AppCacheError] = []
-        if results.count < current.count && !shouldStop() {
+        let tried = results.identities.count
+        written.reserveCapacity(tried)
+        if tried < archives.count && !shouldStop() {
             // The system is suspending the process (the batch stopped between archives): the
             // rest stay dirty, and a flush must say it did not write everything.
             let failure = AppCacheError(
                 code: .busy,
                 message: "The system is suspending the process: the collection stays in memory, dirty, for the next flush.",
                 path: disk.lockFilePath)
-            failures += Array(repeating: failure, count: current.count - results.count)
+            failures += Array(repeating: failure, count: archives.count - tried)
         }
-        for ((key, entry), result) in zip(current, results) {
-            switch result {
-            case .success(let identity):
-                written.append((key, entry.generation, identity))
-                record(.written(bytes: entry.record.payload.count), entry.archiveKey)
-                if spilled { record(.spilled(bytes: entry.record.payload.count), entry.archiveKey) }
-            case .failure(var error):
+        for position in 0..<tried {
+            if let identity = results.identities[position] {
+                written.append((owners[position].key, owners[position].generation, identity))
+                archives.withUnsafeBufferPointer { archives in
+                    let bytes = archives[position].record.payload.count
+                    record(.written(bytes: bytes), archives[position].key)
+                    if spilled { record(.spilled(bytes: bytes), archives[position].key) }
+                }
+            } else if var error = results.failures[position] {
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)
             }

@@ -262,10 +262,10 @@ extension PackTests {
         let archives = (0..<12).map { index in
             let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
             let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
-            return (record, key, store.layout.archivePath(for: key))
+            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
         }
         let results = try writer.batch(problems: &problems, changed: &changed) { batch in batch.write(archives) }
-        #expect(results.allSatisfy { (try? $0.get()) != nil })
+        #expect(results.identities.count == archives.count && results.identities.allSatisfy { $0 != nil } && results.failures.isEmpty)
         // Another writer (as another process), which has not seen the pack grow: its append
         // finds the pack full under the lock and writes files instead.
         let other = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit, maximumPackSize: 4096)
@@ -273,15 +273,16 @@ extension PackTests {
         let more = (12..<16).map { index in
             let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
             let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
-            return (record, key, store.layout.archivePath(for: key))
+            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
         }
         let otherResults = try otherWriter.batch(problems: &problems, changed: &changed) { batch in batch.write(more) }
-        #expect(otherResults.allSatisfy { (try? $0.get()) != nil })
+        #expect(otherResults.identities.count == more.count && otherResults.identities.allSatisfy { $0 != nil } && otherResults.failures.isEmpty)
         let packSize = (try FileManager.default.attributesOfItem(atPath: packPath(fixture))[.size] as? Int) ?? 0
         #expect(packSize <= 4096, "the pack stayed within its bound")
         let files = fixture.allFiles().filter { $0.hasSuffix(".archive") }
         #expect(!files.isEmpty && files.count < 16, "the rest are files: \(files)")
-        for (record, key, path) in archives + more {
+        for archive in archives + more {
+            let (record, key, path) = (archive.record, archive.key, archive.path)
             guard case .found(let read, _) = try store.record(at: path, forKey: key, versions: .only(1)) else {
                 Issue.record("\(key.key ?? "") does not read back")
                 continue

@@ -80,32 +80,42 @@ extension DiskStore {
         return path
     }
 
-    /// Writes small archives into their directories' packs: one `write` per directory, after
-    /// which a file an archive replaces (written when it was large) is removed.
+    /// Appends the archives at `positions` of `archives` (whose headers are `headers`, by
+    /// position) to their directories' packs: each pack's records built in one buffer and
+    /// appended in one `write`.
     ///
-    /// - Returns: for each archive, in order, its size in the pack and which version it now
-    ///   is, or why it could not be written (the pack then holds what it held before); and the
-    ///   damage cut off the packs' tails, to report.
+    /// - Returns: for each of `positions`, in order, the size and identity of its record, or
+    ///   `nil` when its pack could not be written; why, by directory (`EFBIG`: the pack is
+    ///   full); and the damage cut off the packs' tails, to report.
     func writePacked(
-        _ archives: [(record: ArchiveRecord, header: [UInt8], key: ArchiveKey, path: CachePath)]
-    ) -> (results: [Result<(size: Int, identity: FileVersion), AppCacheError>], damage: [AppCacheError]) {
+        _ archives: UnsafeBufferPointer<ArchiveWrite>, headers: [ArchiveHeader], at positions: [Int]
+    ) -> (written: [(size: Int, identity: FileVersion)?], failures: [String: SystemError], damage: [AppCacheError]) {
         var damage: [AppCacheError] = []
-        var results = [Result<(size: Int, identity: FileVersion), AppCacheError>?](repeating: nil, count: archives.count)
-        var byDirectory: [String: [Int]] = [:]
-        var order: [String] = []
-        for (index, archive) in archives.enumerated() {
-            let directory = archive.path.directory ?? CacheLayout.sharedDirectoryName
-            if byDirectory[directory] == nil { order.append(directory) }
-            byDirectory[directory, default: []].append(index)
+        var failures: [String: SystemError] = [:]
+        var written = [(size: Int, identity: FileVersion)?](repeating: nil, count: positions.count)
+        // The batch's directories in the order first met, each with its archives (by where
+        // they are in `positions`): most batches are one user's, one directory.
+        var groups: [(directory: String, members: [Int])] = []
+        for (member, position) in positions.enumerated() {
+            let directory = archives[position].packDirectory
+            if let group = groups.lastIndex(where: { $0.directory == directory }) {
+                groups[group].members.append(member)
+            } else {
+                groups.append((directory, [member]))
+            }
         }
-        for directory in order {
-            let indices = byDirectory[directory]!
-            let appending = indices.map { index in
-                let archive = archives[index]
-                let record = PackRecord(
-                    kind: .archive, bodyLength: archive.header.count + archive.record.payload.count,
-                    nameHash: StableHash.value64(archive.path.name), sequence: UniqueNumbers.next(), cachedDate: archive.record.cachedDate)
-                return PackTable.Appending(record: record, header: archive.header, payload: archive.record.payload)
+        for (directory, members) in groups {
+            var length = 0
+            for member in members {
+                let position = positions[member]
+                length += PackRecord.prefixLength + headers[position].encodedLength + archives[position].record.payload.count
+            }
+            var appending = PackTable.Appending(reservingCapacity: length)
+            for member in members {
+                let position = positions[member]
+                appending.addArchive(
+                    header: headers[position], payload: archives[position].record.payload, nameHash: StableHash.value64(archives[position].path.name),
+                    sequence: UniqueNumbers.next(), cachedDate: archives[position].record.cachedDate)
             }
             do throws(SystemError) {
                 let appended = try packs.append(appending, toDirectory: directory, fileSystem: fileSystem)
@@ -114,30 +124,24 @@ extension DiskStore {
                         code: .corruptArchive, message: "A pack of small archives was damaged (\(reason)); the damaged records were cut off.",
                         path: fileSystem.displayPath(PackFile.path(in: directory))))
                 }
-                for (position, index) in indices.enumerated() {
-                    let archive = archives[index]
-                    if !appended.entries[position].wasLive {
+                for (offset, member) in members.enumerated() {
+                    if !appended.entries[offset].wasLive {
                         // Its first record in the pack: a file it was before goes (a read
                         // prefers the pack, but a removal must not uncover the old file).
-                        try? fileSystem.removeFile(archive.path)
+                        try? fileSystem.removeFile(archives[positions[member]].path)
                     }
-                    let entry = appended.entries[position].entry!
-                    results[index] = .success((entry.length, entry.identity))
+                    let entry = appended.entries[offset].entry!
+                    written[member] = (entry.length, entry.identity)
                 }
             } catch {
-                for index in indices {
-                    let key = archives[index].key
-                    results[index] = .failure(AppCacheError(
-                        code: error.code, message: "The items could not be written; what was cached before is unchanged.",
-                        cacheName: key.cacheName, key: key.key, path: error.path, underlyingError: error))
-                }
+                failures[directory] = error
             }
         }
-        return (results.map { $0! }, damage)
+        return (written, failures, damage)
     }
 
     /// Appends removal or re-dating records for the archive at `path`.
-    func appendToPack(_ records: [PackTable.Appending], in path: CachePath, key: ArchiveKey?, failure: String) throws(AppCacheError) {
+    func appendToPack(_ records: PackTable.Appending, in path: CachePath, key: ArchiveKey?, failure: String) throws(AppCacheError) {
         do throws(SystemError) {
             _ = try packs.append(records, toDirectory: path.directory ?? CacheLayout.sharedDirectoryName, fileSystem: fileSystem)
         } catch {
@@ -152,7 +156,7 @@ extension DiskStore {
         guard let packed = packs.locate(path, fileSystem: fileSystem, change: nil), let file = fileSystem.facts(of: path) else { return }
         if file.modificationDate > packed.entry.cachedDate {
             let removal = PackRecord(kind: .removal, bodyLength: 0, nameHash: packed.hash, sequence: UniqueNumbers.next(), cachedDate: file.modificationDate)
-            try? appendToPack([PackTable.Appending(record: removal)], in: path, key: nil, failure: "")
+            try? appendToPack(PackTable.Appending(removal), in: path, key: nil, failure: "")
         } else {
             try? fileSystem.removeFile(path)
         }

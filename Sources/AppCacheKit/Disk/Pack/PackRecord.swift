@@ -47,13 +47,22 @@ struct PackRecord: Equatable, Sendable {
     func prefix() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.prefixLength)
-        bytes += [Self.magic.0, Self.magic.1, kind.rawValue, 0]
+        appendPrefix(to: &bytes)
+        return bytes
+    }
+
+    /// Appends the prefix's bytes to `bytes`, in place.
+    func appendPrefix(to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(Self.magic.0)
+        bytes.append(Self.magic.1)
+        bytes.append(kind.rawValue)
+        bytes.append(0)
         bytes.appendLittleEndian(UInt32(bodyLength))
         bytes.appendLittleEndian(nameHash)
         bytes.appendLittleEndian(sequence)
         bytes.appendLittleEndian(cachedDate.timeIntervalSinceReferenceDate.bitPattern)
-        bytes.appendLittleEndian(bytes.withUnsafeBytes { CRC32.checksum($0) })
-        return bytes
+        bytes.appendLittleEndian(bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) })
     }
 
     /// What a record's prefix said.

@@ -34,6 +34,8 @@ final class PackTable: Sendable {
     /// A pack is compacted once its dead records take more than its live ones and at least
     /// this many bytes.
     static let minimumCompactionWaste = 1 << 20
+    /// A compaction writes the new pack in runs of about this many bytes.
+    static let compactionWriteSize = 256 << 10
     /// A writer checkpoints a pack (``PackCheckpoint``) once this many of its bytes were
     /// written after its checkpoint, and at least half the checkpoint's own size: what the
     /// first read after launch reads beyond a lookup is at most that (0.25 MiB up to about
@@ -220,11 +222,45 @@ final class PackTable: Sendable {
         }
     }
 
-    /// One record to append, with its archive bytes (empty for a removal or re-dating).
+    /// Records gathered for one append, built in place: their prefixes' facts, and all their
+    /// bytes (each prefix, then its body) one after another, exactly as the pack will hold them.
     struct Appending {
-        var record: PackRecord
-        var header: [UInt8] = []
-        var payload: Data = Data()
+        private(set) var records: [PackRecord] = []
+        private(set) var bytes: [UInt8] = []
+
+        /// Nothing yet, with room for `byteCount` bytes.
+        init(reservingCapacity byteCount: Int = 0) {
+            bytes.reserveCapacity(byteCount)
+        }
+
+        /// One record with no body: a removal or a re-dating.
+        init(_ record: PackRecord) {
+            self.init(reservingCapacity: PackRecord.prefixLength)
+            add(record)
+        }
+
+        /// Adds a record with no body (a removal or a re-dating).
+        mutating func add(_ record: PackRecord) {
+            precondition(record.bodyLength == 0, "only an archive record has a body")
+            records.append(record)
+            record.appendPrefix(to: &bytes)
+        }
+
+        /// Adds an archive: its prefix, its header encoded in place, then its payload.
+        ///
+        /// - Returns: the record's prefix.
+        @discardableResult
+        mutating func addArchive(header: ArchiveHeader, payload: Data, nameHash: UInt64, sequence: UInt64, cachedDate: Date) -> PackRecord {
+            let record = PackRecord(
+                kind: .archive, bodyLength: header.encodedLength + payload.count, nameHash: nameHash, sequence: sequence, cachedDate: cachedDate)
+            let start = bytes.count
+            records.append(record)
+            record.appendPrefix(to: &bytes)
+            header.encode(into: &bytes)
+            payload.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            assert(bytes.count - start == record.length, "a header's encoded length is what it encodes")
+            return record
+        }
     }
 
     /// Appends `records` to `directory`'s pack in one `write`, creating it (and the directory)
@@ -239,7 +275,7 @@ final class PackTable: Sendable {
     /// - Throws: `SystemError` when the pack cannot be opened or written, `EFBIG` when the
     ///   records would take it past ``maximumSize``; it then holds what it held before.
     func append(
-        _ records: [Appending], toDirectory directory: String, fileSystem: FileSystem
+        _ records: Appending, toDirectory directory: String, fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
         let result = slots.withLock { slots in
             Result { () throws(SystemError) in try append(records, to: &slots, directory, fileSystem) }
@@ -251,7 +287,7 @@ final class PackTable: Sendable {
     }
 
     private func append(
-        _ records: [Appending], to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
+        _ appending: Appending, to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
         // Taken out while it changes, so that its index is changed in place, not copied.
         var slot = slots.removeValue(forKey: directory) ?? Slot()
@@ -272,20 +308,12 @@ final class PackTable: Sendable {
             removeCheckpoint(of: directory, fileSystem)
             slot.checkpointedEnd = 0
         }
-        let length = records.reduce(0) { $0 + $1.record.length }
-        guard slot.size + length <= maximumSize else {
+        guard slot.size + appending.bytes.count <= maximumSize else {
             // Past the bound a reader takes a pack for damage: the caller writes files.
             throw SystemError(operation: "append (the pack would pass \(maximumSize) bytes)", errorNumber: EFBIG, path: display)
         }
-        var bytes = Data()
-        bytes.reserveCapacity(length)
-        for appending in records {
-            bytes.append(contentsOf: appending.record.prefix())
-            bytes.append(contentsOf: appending.header)
-            bytes.append(appending.payload)
-        }
         do throws(SystemError) {
-            try fileSystem.writeAll(file.descriptor, bytes, display)
+            try fileSystem.writeAll(file.descriptor, appending.bytes, display)
         } catch {
             // A partial append is not whole records: cut it off now rather than leave it
             // for the next writer.
@@ -293,10 +321,11 @@ final class PackTable: Sendable {
             throw error
         }
         var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
-        for appending in records {
-            let wasLive = slot.index[appending.record.nameHash] != nil
-            slot.index.apply(appending.record, at: slot.index.end)
-            entries.append((appending.record.kind == .archive ? slot.index[appending.record.nameHash] : nil, wasLive))
+        entries.reserveCapacity(appending.records.count)
+        for record in appending.records {
+            let wasLive = slot.index[record.nameHash] != nil
+            slot.index.apply(record, at: slot.index.end)
+            entries.append((record.kind == .archive ? slot.index[record.nameHash] : nil, wasLive))
         }
         slot.size = slot.index.end
         if slot.index.entries.isEmpty {
@@ -374,16 +403,32 @@ final class PackTable: Sendable {
         defer { buffer.deallocate() }
         do throws(SystemError) {
             // Every record that checks, and nothing else: damage (and an archive whose newest
-            // record was damage) does not outlive the compaction.
+            // record was damage) does not outlive the compaction. The pack is read in windows
+            // of up to the buffer's size, the new one written in runs of records: a few system
+            // calls per megabyte, not three per record.
+            var window = 0..<0
+            var output: [UInt8] = []
+            output.reserveCapacity(Self.compactionWriteSize + Self.maximumBodyLength)
             for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where entry.damage == nil {
-                guard file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
-                    throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                let body = entry.bodyOffset..<(entry.bodyOffset + entry.bodyLength)
+                if !window.contains(body.lowerBound) || body.upperBound > window.upperBound {
+                    let count = max(min(buffer.count, slot.size - entry.bodyOffset), entry.bodyLength)
+                    guard file.read(into: buffer, count: count, at: entry.bodyOffset) == count else {
+                        throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
+                    }
+                    window = entry.bodyOffset..<(entry.bodyOffset + count)
                 }
                 let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
-                try fileSystem.writeAll(descriptor, record.prefix(), temporaryDisplay)
-                try fileSystem.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength]), temporaryDisplay)
+                record.appendPrefix(to: &output)
+                output.append(contentsOf: UnsafeRawBufferPointer(
+                    rebasing: buffer[(body.lowerBound - window.lowerBound)..<(body.upperBound - window.lowerBound)]))
                 compacted.apply(record, at: compacted.end)
+                if output.count >= Self.compactionWriteSize {
+                    try fileSystem.writeAll(descriptor, output, temporaryDisplay)
+                    output.removeAll(keepingCapacity: true)
+                }
             }
+            if !output.isEmpty { try fileSystem.writeAll(descriptor, output, temporaryDisplay) }
             var info = stat()
             guard SystemCalls.fstat(descriptor, &info) == 0 else { throw .last("fstat", temporaryDisplay) }
             guard let held = try fileSystem.openDirectory(of: PackFile.path(in: directory), create: false) else {
