@@ -137,6 +137,29 @@ struct PackTests {
         #expect(fixture.allFiles() == ["version-1/user-alice/.pack"], "no temporary file left (and no checkpoint of two collections)")
     }
 
+    // A compaction reads the pack in windows of PackTable.maximumBodyLength bytes and writes
+    // the new one in runs: every record must land whole, across window and run boundaries.
+    @Test func aCompactionOfAPackLargerThanItsReadWindowKeepsEveryCollection() throws {
+        let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
+        let cache = try packed(fixture, memory: .layer(bytes: 64 << 20, entries: 2_000, writeBackDelay: nil))
+        let menus = (0..<900).map { MenuItem.sampleMenu(count: 8, seed: $0) }
+        func expected(_ index: Int, round: Int) -> [MenuItem] {
+            round > 0 && index % 3 == 0 ? Array(menus[index].reversed()) : menus[index]
+        }
+        var firstRound = 0
+        for round in 0..<3 {
+            for index in menus.indices { try cache.cacheItems(expected(index, round: round), forKey: "menu-\(index)") }
+            try cache.flush()
+            if round == 0 { firstRound = size(packPath(fixture)) }
+        }
+        try #require(firstRound > PackTable.maximumBodyLength, "more live bytes than one read window: \(firstRound)")
+        #expect(size(packPath(fixture)) < 2 * firstRound, "compacted: three rounds appended, at most one kept")
+        let fresh = try packed(fixture)
+        for index in menus.indices {
+            #expect(try fresh.getCachedItems(MenuItem.self, forKey: "menu-\(index)") == expected(index, round: 2))
+        }
+    }
+
     @Test func aTornOrDamagedTailIsAMissAndCutOffByTheNextWrite() throws {
         let fixture = try Fixture()
         let cache = try packed(fixture)
