@@ -287,11 +287,24 @@ final class DiskWriter: Sendable {
                 headers.reserveCapacity(archives.count)
                 isPacked.reserveCapacity(archives.count)
                 var packedBytes = 0
+                // The room left in each directory's pack, asked once per directory (most batches
+                // are one user's).
+                var room: [(directory: String, bytes: Int)] = []
                 for position in archives.indices {
                     let header = DiskStore.header(of: archives[position].record, forKey: archives[position].key)
                     let length = header.encodedLength + archives[position].record.payload.count
-                    let packs = store.packs(archiveOf: length)
-                        && store.packs.hasRoom(for: packedBytes + length, in: archives[position].packDirectory)
+                    var packs = store.packs(archiveOf: length)
+                    if packs {
+                        let directory = archives[position].packDirectory
+                        let left: Int
+                        if let known = room.last(where: { $0.directory == directory }) {
+                            left = known.bytes
+                        } else {
+                            left = store.packs.room(in: directory)
+                            room.append((directory, left))
+                        }
+                        packs = packedBytes + length <= left
+                    }
                     if packs { packedBytes += length + PackRecord.prefixLength }
                     headers.append(header)
                     isPacked.append(packs)
@@ -316,15 +329,32 @@ final class DiskWriter: Sendable {
                 }
                 func appendPacked() {
                     guard !packing.isEmpty else { return }
-                    let directories = Set(packing.map(directory)).sorted()
+                    // The packs appended to, and those of them that are user directories (which
+                    // compaction and checkpoints look after): each found once, most batches
+                    // being one user's.
+                    var directories: [String] = []
+                    var appended: Set<String> = []
+                    var previous: String??
+                    for position in packing {
+                        let named = archives[position].path.directory
+                        guard named != previous else { continue }
+                        previous = named
+                        let directory = named ?? CacheLayout.sharedDirectoryName
+                        if !directories.contains(directory) { directories.append(directory) }
+                        if let named { appended.insert(named) }
+                    }
+                    directories.sort()
                     ledger.announce(directories.map { .willAppend(directory: $0) })
                     let (written, failures, damage) = store.writePacked(archives, headers: headers, at: packing)
                     for problem in damage { report(problem) }
+                    let recordsEach = ledger.recordsEachPackedArchive
                     for (position, outcome) in zip(packing, written) {
                         if let outcome {
-                            ledger.recordPacked(
-                                .set(path: archives[position].path, size: outcome.size, isPinned: archives[position].record.isPinned),
-                                inDirectory: directory(position))
+                            if recordsEach {
+                                ledger.recordPacked(
+                                    .set(path: archives[position].path, size: outcome.size, isPinned: archives[position].record.isPinned),
+                                    inDirectory: directory(position))
+                            }
                             results.identities[position] = outcome.identity
                         } else if let error = failures[directory(position)] {
                             if error.errorNumber == EFBIG {
@@ -341,9 +371,11 @@ final class DiskWriter: Sendable {
                             }
                         }
                     }
+                    if !recordsEach {
+                        for directory in directories where failures[directory] == nil { ledger.notePacked(inDirectory: directory) }
+                    }
                     // Each pack holds what was appended whole, or what it held before.
                     for directory in directories { ledger.record(.appended(directory: directory)) }
-                    let appended = Set(packing.compactMap { archives[$0].path.directory })
                     compactWastefulPacks(appended)
                     checkpointPacks(appended)
                     packing = []

@@ -124,6 +124,21 @@ struct JournalLedger {
     mutating func recordPacked(_ outcome: DiskIndex.Record, inDirectory directory: String) {
         guard !listsPackedArchives else { return record(outcome) }
         records.append((outcome, false))
+        notePacked(inDirectory: directory)
+    }
+
+    /// Whether each small archive written into a pack must be recorded
+    /// (``recordPacked(_:inDirectory:)``): while the journal lists them (a disk budget), or an
+    /// index is kept that they change. Otherwise ``notePacked(inDirectory:)`` once per pack says
+    /// all there is to say.
+    var recordsEachPackedArchive: Bool {
+        listsPackedArchives || index != nil
+    }
+
+    /// Notes that small archives were written into `directory`'s pack, without listing them:
+    /// one `unindexed` line for the directory per batch (nothing while the journal lists them).
+    mutating func notePacked(inDirectory directory: String) {
+        guard !listsPackedArchives else { return }
         changedDisk = true
         if unindexedNoted.insert(directory).inserted { records.append((.unindexed(directory: directory), true)) }
     }

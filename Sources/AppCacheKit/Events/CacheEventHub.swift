@@ -113,6 +113,21 @@ final class CacheEventHub: @unchecked Sendable {
         deliver(CacheEvent(kind, cacheName: cacheName, key: key, user: user, date: now()))
     }
 
+    /// ``record(_:cacheName:key:user:)`` for many events at once: counted under one lock
+    /// (a flush of a thousand collections takes it once, not a thousand times).
+    func record(_ events: [(kind: CacheEvent.Kind, cacheName: String, key: String?, user: String?)]) {
+        guard !events.isEmpty else { return }
+        counts.withLock { counts in
+            for event in events {
+                guard let update = Self.counting(event.kind) else { continue }
+                update(&counts[CollectionName(cacheName: event.cacheName, key: event.key, user: event.user), default: .init()])
+            }
+        }
+        guard isObserved else { return }
+        let date = now()
+        for event in events { deliver(CacheEvent(event.kind, cacheName: event.cacheName, key: event.key, user: event.user, date: date)) }
+    }
+
     /// Delivers `event` to every stream and the system log.
     func deliver(_ event: CacheEvent) {
         systemLog?.log(event)

@@ -148,19 +148,23 @@ extension CollectionStore {
                 path: disk.lockFilePath)
             failures += Array(repeating: failure, count: archives.count - tried)
         }
+        var happened: [(kind: CacheEvent.Kind, cacheName: String, key: String?, user: String?)] = []
+        happened.reserveCapacity(spilled ? 2 * tried : tried)
         for position in 0..<tried {
             if let identity = results.identities[position] {
                 written.append((owners[position].key, owners[position].generation, identity))
                 archives.withUnsafeBufferPointer { archives in
                     let bytes = archives[position].record.payload.count
-                    record(.written(bytes: bytes), archives[position].key)
-                    if spilled { record(.spilled(bytes: bytes), archives[position].key) }
+                    let key = archives[position].key
+                    happened.append((.written(bytes: bytes), key.cacheName, key.key, key.user))
+                    if spilled { happened.append((.spilled(bytes: bytes), key.cacheName, key.key, key.user)) }
                 }
             } else if var error = results.failures[position] {
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)
             }
         }
+        events.record(happened)
         if !written.isEmpty {
             state.withLock { state in
                 for (key, generation, identity) in written {

@@ -359,7 +359,13 @@ final class PackTable: Sendable {
     /// within ``maximumSize``: past it, archives are written as files of their own (a reader
     /// takes a pack over ``PackFile/maximumSize`` for damage).
     func hasRoom(for bytes: Int, in directory: String) -> Bool {
-        slots.withLock { slots in (slots[directory]?.size ?? 0) + bytes <= maximumSize }
+        bytes <= room(in: directory)
+    }
+
+    /// How many bytes `directory`'s pack, as this process last saw it, can take and stay
+    /// within ``maximumSize`` (see ``hasRoom(for:in:)``).
+    func room(in directory: String) -> Int {
+        slots.withLock { slots in maximumSize - (slots[directory]?.size ?? 0) }
     }
 
     /// Whether `directory`'s pack holds more dead records (and damage) than live ones, and
