@@ -344,9 +344,7 @@ struct FileSystem: Sendable {
                 SystemCalls.close(directory)
             }
         }
-        // `withCString` hands over the name's own bytes; passing the string converts it to a
-        // new array on every read.
-        let descriptor = path.name.withCString { SystemCalls.openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let descriptor = SystemCalls.openat(directory, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
             switch error {
@@ -737,9 +735,11 @@ struct FileSystem: Sendable {
     /// - Returns: its descriptor, or `nil` when it is missing (or was a link) and not `create`.
     /// - Throws: `ENOTDIR` when a file stands there, or what the system calls report.
     static func openDirectory(
-        in parent: Int32, _ name: String, displayPath: String, create: Bool, removesLinks: Bool = true,
+        in parent: Int32, _ name: String, displayPath display: @autoclosure () -> String, create: Bool, removesLinks: Bool = true,
         onDamage: @Sendable (String, String) -> Void
     ) throws(SystemError) -> Int32? {
+        // Named for errors and reports only: not built on the way to an open directory.
+        var displayPath: String { display() }
         for _ in 0..<3 {
             let descriptor = SystemCalls.openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if descriptor >= 0 { return descriptor }
@@ -810,7 +810,8 @@ struct FileSystem: Sendable {
     /// opened (created, with `create`) for the call. Close it unless it is the version's.
     func openDirectory(of path: CachePath, create: Bool) throws(SystemError) -> Int32? {
         guard let directory = path.directory else { return version.descriptor }
-        let display = versionPath + "/" + directory
+        // Named for faults, errors and reports only: not built on the way to an open directory.
+        var display: String { versionPath + "/" + directory }
         if create {
             try inject(.makeDirectory, display)
         }

@@ -23,13 +23,19 @@ enum SystemCalls {
         #endif
     }
 
-    static func openat(_ directory: Int32, _ name: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
-        if MemoryFiles.owns(directory) { return MemoryFiles.openat(directory, String(cString: name), flags, mode) }
-        #if canImport(Darwin)
-        return Darwin.openat(directory, name, flags, mode)
-        #else
-        return Glibc.openat(directory, name, flags, mode)
-        #endif
+    // The names are passed through `withCString`: Swift's implicit conversion of a String
+    // argument to a C string copies a short (inline) one into an array it allocates, which cost
+    // an allocation per system call on a path.
+
+    static func openat(_ directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        if MemoryFiles.owns(directory) { return MemoryFiles.openat(directory, name, flags, mode) }
+        return name.withCString { name in
+            #if canImport(Darwin)
+            Darwin.openat(directory, name, flags, mode)
+            #else
+            Glibc.openat(directory, name, flags, mode)
+            #endif
+        }
     }
 
     @discardableResult
@@ -131,16 +137,17 @@ enum SystemCalls {
     }
 
     /// `fstatat` with `AT_SYMLINK_NOFOLLOW` (in memory there are no links to follow).
-    static func fstatat(_ directory: Int32, _ name: UnsafePointer<CChar>, _ info: inout stat) -> Int32 {
-        if MemoryFiles.owns(directory) || (directory == AT_FDCWD && name.pointee == CChar(UInt8(ascii: "/"))
-            && MemoryVolume.claims(String(cString: name))) {
-            return MemoryFiles.fstatat(directory, String(cString: name), &info)
+    static func fstatat(_ directory: Int32, _ name: String, _ info: inout stat) -> Int32 {
+        if MemoryFiles.owns(directory) || (directory == AT_FDCWD && name.utf8.first == UInt8(ascii: "/") && MemoryVolume.claims(name)) {
+            return MemoryFiles.fstatat(directory, name, &info)
         }
-        #if canImport(Darwin)
-        return Darwin.fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW)
-        #else
-        return Glibc.fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW)
-        #endif
+        return name.withCString { name in
+            #if canImport(Darwin)
+            Darwin.fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW)
+            #else
+            Glibc.fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW)
+            #endif
+        }
     }
 
     /// `stat` of `path`, following links (the root is the app's path).
@@ -160,21 +167,25 @@ enum SystemCalls {
 
     static func mkdirat(_ directory: Int32, _ name: String, _ mode: mode_t) -> Int32 {
         if MemoryFiles.owns(directory) { return MemoryFiles.mkdirat(directory, name, mode) }
-        #if canImport(Darwin)
-        return Darwin.mkdirat(directory, name, mode)
-        #else
-        return Glibc.mkdirat(directory, name, mode)
-        #endif
+        return name.withCString { name in
+            #if canImport(Darwin)
+            Darwin.mkdirat(directory, name, mode)
+            #else
+            Glibc.mkdirat(directory, name, mode)
+            #endif
+        }
     }
 
     @discardableResult
     static func unlinkat(_ directory: Int32, _ name: String, _ flags: Int32) -> Int32 {
         if MemoryFiles.owns(directory) { return MemoryFiles.unlinkat(directory, name, flags) }
-        #if canImport(Darwin)
-        return Darwin.unlinkat(directory, name, flags)
-        #else
-        return Glibc.unlinkat(directory, name, flags)
-        #endif
+        return name.withCString { name in
+            #if canImport(Darwin)
+            Darwin.unlinkat(directory, name, flags)
+            #else
+            Glibc.unlinkat(directory, name, flags)
+            #endif
+        }
     }
 
     static func renameat(_ fromDirectory: Int32, _ from: String, _ toDirectory: Int32, _ to: String) -> Int32 {
@@ -204,11 +215,13 @@ enum SystemCalls {
     /// `utimensat` with `AT_SYMLINK_NOFOLLOW`.
     static func utimensat(_ directory: Int32, _ name: String, _ times: UnsafePointer<timespec>) -> Int32 {
         if MemoryFiles.owns(directory) { return MemoryFiles.utimensat(directory, name, times) }
-        #if canImport(Darwin)
-        return Darwin.utimensat(directory, name, times, AT_SYMLINK_NOFOLLOW)
-        #else
-        return Glibc.utimensat(directory, name, times, AT_SYMLINK_NOFOLLOW)
-        #endif
+        return name.withCString { name in
+            #if canImport(Darwin)
+            Darwin.utimensat(directory, name, times, AT_SYMLINK_NOFOLLOW)
+            #else
+            Glibc.utimensat(directory, name, times, AT_SYMLINK_NOFOLLOW)
+            #endif
+        }
     }
 
     @discardableResult

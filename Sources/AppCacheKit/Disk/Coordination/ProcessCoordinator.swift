@@ -212,7 +212,7 @@ final class ProcessCoordinator: @unchecked Sendable {
     /// paths) is the one held: one `stat`.
     private func lockFileIsAtItsPath(_ fileSystem: FileSystem) -> Bool {
         var info = stat()
-        let found = (fileSystem.versionPath + "/" + Self.fileName).withCString { SystemCalls.fstatat(AT_FDCWD, $0, &info) }
+        let found = SystemCalls.fstatat(AT_FDCWD, fileSystem.versionPath + "/" + Self.fileName, &info)
         return found == 0 && FileID(info) == number
     }
 

@@ -374,9 +374,20 @@ struct MemoryStore {
     ///
     /// - Complexity: O(d log d), d the number of dirty entries.
     func dirtyEntries() -> [(key: MemoryKey, entry: MemoryEntry)] {
-        (detached.map { (key: $0.key, entry: $0.value) }
-            + lruDirtyKeys.compactMap { key in lru.peekValue(forKey: key).map { (key: key, entry: $0) } })
-            .sorted { $0.entry.generation < $1.entry.generation }
+        var found: [(key: MemoryKey, entry: MemoryEntry)] = []
+        found.reserveCapacity(detached.count + lruDirtyKeys.count)
+        for (key, entry) in detached { found.append((key, entry)) }
+        for key in lruDirtyKeys {
+            if let entry = lru.peekValue(forKey: key) { found.append((key, entry)) }
+        }
+        // Ordered by sorting the generations with their positions (plain integers, each read
+        // once), then moving each entry once: sorting the entries themselves read every
+        // generation through its entry's details at each comparison.
+        var order = found.withUnsafeBufferPointer { found in
+            found.indices.map { (generation: found[$0].entry.generation, position: $0) }
+        }
+        order.sort { $0.generation < $1.generation }
+        return found.withUnsafeBufferPointer { found in order.map { found[$0.position] } }
     }
 
     /// Records that the archive of `key` now holds generation `generation`, as the file
