@@ -77,7 +77,8 @@ struct PackIndex {
     }
 
     /// Takes the record at `offset`, which must be ``end``, into account.
-    mutating func apply(_ record: PackRecord, at offset: Int) {
+    @discardableResult
+    mutating func apply(_ record: PackRecord, at offset: Int) -> Applied {
         assert(offset == end, "records are applied in the pack's order")
         end = offset + record.length
         lastRecordOffset = offset
@@ -87,22 +88,26 @@ struct PackIndex {
         case .archive:
             var entry = Entry(offset: offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate)
             entry.damage = damage
-            if let old = entries.updateValue(entry, forKey: record.nameHash) { liveBytes -= old.length }
+            let old = entries.updateValue(entry, forKey: record.nameHash)
+            if let old { liveBytes -= old.length }
             liveBytes += entry.length
             if continuesCheckpoint { overrides[record.nameHash] = nil }
+            return Applied(entry: entry, wasLive: old != nil)
         case .removal:
-            if let old = entries.removeValue(forKey: record.nameHash) { liveBytes -= old.length }
+            let old = entries.removeValue(forKey: record.nameHash)
+            if let old { liveBytes -= old.length }
             if continuesCheckpoint { overrides[record.nameHash] = .removed }
+            return Applied(entry: nil, wasLive: old != nil)
         case .redating:
             guard entries[record.nameHash] != nil else {
                 // Of an archive the checkpoint may hold: kept for when it is looked up.
-                guard continuesCheckpoint else { return }
+                guard continuesCheckpoint else { return Applied(entry: nil, wasLive: false) }
                 switch overrides[record.nameHash] {
                 case .removed, .damaged: break
                 case .redated, nil:
                     overrides[record.nameHash] = damage.map { .damaged($0) } ?? .redated(sequence: record.sequence, date: record.cachedDate)
                 }
-                return
+                return Applied(entry: nil, wasLive: false)
             }
             if let damage {
                 entries[record.nameHash]?.damage = damage
@@ -111,7 +116,15 @@ struct PackIndex {
                 entries[record.nameHash]?.sequence = record.sequence
                 entries[record.nameHash]?.redatedAt = offset
             }
+            return Applied(entry: nil, wasLive: true)
         }
+    }
+
+    /// What ``apply(_:at:)`` did: the archive's entry now, for an archive record, and whether
+    /// the index held the archive before.
+    struct Applied {
+        var entry: Entry?
+        var wasLive: Bool
     }
 
     /// Notes that the bytes from `offset` (``end``) to `next` are no record, and why; the

@@ -323,9 +323,8 @@ final class PackTable: Sendable {
         var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
         entries.reserveCapacity(appending.records.count)
         for record in appending.records {
-            let wasLive = slot.index[record.nameHash] != nil
-            slot.index.apply(record, at: slot.index.end)
-            entries.append((record.kind == .archive ? slot.index[record.nameHash] : nil, wasLive))
+            let applied = slot.index.apply(record, at: slot.index.end)
+            entries.append((applied.entry, applied.wasLive))
         }
         slot.size = slot.index.end
         if slot.index.entries.isEmpty {

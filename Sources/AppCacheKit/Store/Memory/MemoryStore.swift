@@ -397,7 +397,8 @@ struct MemoryStore {
     /// - Parameter spilled: whether the write was a spill, for the statistics.
     mutating func didWrite(_ key: MemoryKey, generation: UInt64, identity: FileVersion, spilled: Bool) {
         if spilled { spills += 1 }
-        if let entry = detached[key], entry.generation == generation {
+        // (Detached entries are rare: most writes are spared a hash of the key.)
+        if !detached.isEmpty, let entry = detached[key], entry.generation == generation {
             detached[key] = nil
             detachedBytes -= entry.cost
             owners[entry.archiveKey] = nil
