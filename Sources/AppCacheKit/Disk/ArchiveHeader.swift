@@ -171,13 +171,24 @@ struct ArchiveHeader: Equatable, Sendable {
         return out
     }
 
+    /// Calls `body` with each string the header holds after its fixed part, in their order,
+    /// by format version: the user id, cache name and key, the validators (3 and 4), the cursor
+    /// (4). `nil` for one that is absent.
+    private func forEachName(_ body: (String?) -> Void) {
+        body(user)
+        body(cacheName)
+        body(key)
+        if formatVersion >= 3 {
+            body(etag)
+            body(lastModified)
+        }
+        if formatVersion >= 4 { body(cursor) }
+    }
+
     /// How many bytes ``encode(into:)`` appends.
     var encodedLength: Int {
-        var length = Self.fixedLength(formatVersion) + cacheName.utf8.count + 4
-        if let user { length += user.utf8.count }
-        if let key { length += key.utf8.count }
-        if formatVersion >= 3 { length += (etag?.utf8.count ?? 0) + (lastModified?.utf8.count ?? 0) }
-        if formatVersion >= 4 { length += cursor?.utf8.count ?? 0 }
+        var length = Self.fixedLength(formatVersion) + 4
+        forEachName { length += $0?.utf8.count ?? 0 }
         return length
     }
 
@@ -199,28 +210,11 @@ struct ArchiveHeader: Equatable, Sendable {
         }
         out.appendLittleEndian(payloadLength)
         out.appendLittleEndian(payloadChecksum)
-        func appendLength(_ value: String?) {
-            out.appendLittleEndian(value.map { UInt32($0.utf8.count) } ?? UInt32.max)
-        }
-        appendLength(user)
-        appendLength(cacheName)
-        appendLength(key)
-        if formatVersion >= 3 {
-            appendLength(etag)
-            appendLength(lastModified)
-        }
-        if formatVersion >= 4 { appendLength(cursor) }
-        func appendText(_ value: String?) {
+        // The lengths of the names its format version holds, then the names themselves.
+        forEachName { value in out.appendLittleEndian(value.map { UInt32($0.utf8.count) } ?? UInt32.max) }
+        forEachName { value in
             if let value { out.append(contentsOf: value.utf8) }
         }
-        appendText(user)
-        appendText(cacheName)
-        appendText(key)
-        if formatVersion >= 3 {
-            appendText(etag)
-            appendText(lastModified)
-        }
-        if formatVersion >= 4 { appendText(cursor) }
         let checksum = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         out.appendLittleEndian(checksum)
     }

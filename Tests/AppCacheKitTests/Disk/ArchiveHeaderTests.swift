@@ -24,6 +24,28 @@ struct ArchiveHeaderTests {
         }
     }
 
+    // A batch sizes a pack's buffer and each record's prefix from `encodedLength` before it
+    // encodes the header into the buffer: they must agree in every format.
+    @Test func theEncodedLengthIsWhatEncodingAppendsInEveryFormat() throws {
+        var formatOne = Self.sample
+        formatOne.formatVersion = 1
+        var withValidators = Self.sample
+        withValidators.validators = CacheValidators(etag: "\"ä1\"", lastModified: "Sat, 28 Nov 2026 02:00:00 GMT")
+        var withCursor = withValidators
+        withCursor.nextPageCursor = "page-2 ✓"
+        let signedOut = ArchiveHeader(
+            codec: 1, schemaVersion: 0, expiryMilliseconds: nil, decodedSize: nil, payloadLength: 0, payloadChecksum: 0,
+            user: nil, cacheName: "x", key: nil)
+        for header in [Self.sample, formatOne, withValidators, withCursor, signedOut] {
+            var buffer: [UInt8] = [0xAB, 0xCD]
+            header.encode(into: &buffer)
+            #expect(buffer.count == 2 + header.encodedLength, "format \(header.formatVersion)")
+            #expect(Array(buffer.dropFirst(2)) == header.encoded(), "the same bytes in place as alone, the checksum over the header only")
+            let parsed = try buffer.withUnsafeBytes { try ArchiveHeader.parse(UnsafeRawBufferPointer(rebasing: $0[2...])) }
+            #expect(parsed.length == header.encodedLength)
+        }
+    }
+
     @Test func validatorsMakeAFormatThreeHeaderThatRoundTrips() throws {
         var header = Self.sample
         header.validators = CacheValidators(etag: "\"ä1\"", lastModified: nil)
