@@ -201,8 +201,12 @@ final class DiskWriter: Sendable {
         }
     }
 
-    /// The error of a batch the ``SuspensionGate`` kept from starting.
+    /// The error of a batch (or a write in one) the ``SuspensionGate`` kept from starting.
     private func suspended() -> AppCacheError {
+        Self.suspended(lockFilePath: lockFilePath)
+    }
+
+    fileprivate static func suspended(lockFilePath: String) -> AppCacheError {
         AppCacheError(
             code: .busy,
             message: "The system is suspending the process: no disk write starts until the app is active again (a lock held into suspension gets the app terminated); nothing was written.",
@@ -211,6 +215,10 @@ final class DiskWriter: Sendable {
 
     /// The lock file's path, for errors that name it.
     var lockFilePath: String {
+        Self.lockFilePath(of: store)
+    }
+
+    fileprivate static func lockFilePath(of store: DiskStore) -> String {
         store.fileSystem.displayPath(CachePath(directory: nil, name: ProcessCoordinator.fileName))
     }
 
@@ -247,12 +255,17 @@ final class DiskWriter: Sendable {
         /// Writes the archive for `key` at `path`.
         ///
         /// - Returns: which file the archive now is.
-        /// - Throws: what ``DiskStore/write(_:forKey:at:temporaryName:)`` throws.
+        /// - Throws: what ``DiskStore/write(_:forKey:at:temporaryName:)`` throws; `busy` when
+        ///   the system started suspending the process once the batch had begun (nothing is
+        ///   written then).
         @discardableResult
         mutating func write(_ record: ArchiveRecord, forKey key: ArchiveKey, at path: CachePath) throws(AppCacheError) -> FileVersion {
             let written = write([ArchiveWrite(record: record, key: key, path: path)])
             if let error = written.failures[0] { throw error }
-            return written.identities[0]!
+            guard let identity = written.identities.first ?? nil else {
+                throw DiskWriter.suspended(lockFilePath: DiskWriter.lockFilePath(of: store))
+            }
+            return identity
         }
 
         /// What ``write(_:until:)`` did with each archive it tried.
@@ -271,8 +284,8 @@ final class DiskWriter: Sendable {
         /// - Parameter shouldStop: asked before each archive; once it says `true`, or the
         ///   system is suspending the process (``SuspensionGate/isClosed``), the rest are not
         ///   written (their announcements are settled when the batch finishes).
-        /// - Returns: for each archive written or tried, in order, which file it now is or why
-        ///   it could not be written.
+        /// - Returns: for each archive tried, by position, which file it now is or why it could
+        ///   not be written (``Written``); those after the batch stopped are not in it.
         mutating func write(
             _ archives: [ArchiveWrite], until shouldStop: () -> Bool = { false }
         ) -> Written {

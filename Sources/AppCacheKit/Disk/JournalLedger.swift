@@ -56,6 +56,10 @@ struct JournalLedger {
     private var listsPackedArchives = true
     /// The directories this batch noted `unindexed`.
     private var unindexedNoted: Set<String> = []
+    /// The directories whose packed writes this batch noted without recording each
+    /// (``notePacked(inDirectory:)``): an index made before the batch ends (a budget recorded
+    /// meanwhile by another process) reads them from the disk.
+    private var notedWithoutRecords: Set<String> = []
     /// The directories whose archives the journal lines read into the index do not list (their
     /// `unindexed` lines): read from the disk before the index is next used.
     private var unreadDirectories: Set<String> = []
@@ -99,6 +103,7 @@ struct JournalLedger {
         checkedAppender = false
         listsPackedArchives = diskByteLimit != nil
         unindexedNoted = []
+        notedWithoutRecords = []
         if crashed {
             settleCrashedBatch()
         } else if keepsIndex {
@@ -141,6 +146,7 @@ struct JournalLedger {
         guard !listsPackedArchives else { return }
         changedDisk = true
         if unindexedNoted.insert(directory).inserted { records.append((.unindexed(directory: directory), true)) }
+        if index == nil { notedWithoutRecords.insert(directory) }
     }
 
     /// Records reads, as uses for the disk budget.
@@ -153,6 +159,9 @@ struct JournalLedger {
         if !pending.isEmpty { settle(pending) }
         if let limit = diskByteLimit {
             ensureIndex()
+            // A budget recorded since the batch began: the packed writes it noted without
+            // listing them are read from their directories, as another process's would be.
+            unreadDirectories.formUnion(notedWithoutRecords)
             for (record, _) in records { index?.apply(record) }
             // The budget judges by what the packs hold, not by what was written to them.
             if packsSurprised { rebuild() }

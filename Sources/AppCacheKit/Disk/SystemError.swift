@@ -16,8 +16,10 @@ struct SystemError: Error, Sendable, CustomStringConvertible {
     var path: String
 
     /// The last system call's failure, read from `errno`.
-    static func last(_ operation: String, _ path: String) -> SystemError {
-        SystemError(operation: operation, errorNumber: errno, path: path)
+    static func last(_ operation: String, _ path: @autoclosure () -> String) -> SystemError {
+        // `errno` first: building the path (an allocation) may change it.
+        let errorNumber = errno
+        return SystemError(operation: operation, errorNumber: errorNumber, path: path())
     }
 
     var description: String {

@@ -124,8 +124,7 @@ final class CacheEventHub: @unchecked Sendable {
             }
         }
         guard isObserved else { return }
-        let date = now()
-        for event in events { deliver(CacheEvent(event.kind, cacheName: event.cacheName, key: event.key, user: event.user, date: date)) }
+        for event in events { deliver(CacheEvent(event.kind, cacheName: event.cacheName, key: event.key, user: event.user, date: now())) }
     }
 
     /// Delivers `event` to every stream and the system log.

@@ -275,6 +275,32 @@ struct PackTests {
 
 extension PackTests {
     // Looks at which archives are files of their own beside the pack.
+    // A batch that began without a disk budget notes its packed writes with one `unindexed`
+    // line, not a record each. If another process records a budget before the batch ends, the
+    // end makes an index to enforce it: that index must count what the batch just wrote.
+    @Test func aBudgetRecordedDuringABatchCountsTheBatchsUnlistedPackedWrites() throws {
+        let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
+        let opened = try fixture.store()
+        let store = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit)
+        let writer = try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
+        var problems: [AppCacheError] = []
+        var changed = false
+        let archives = (0..<20).map { index in
+            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
+            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
+            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
+        }
+        try writer.batch(problems: &problems, changed: &changed) { batch in
+            let written = batch.write(archives)
+            #expect(written.identities.allSatisfy { $0 != nil } && written.identities.count == archives.count)
+            // Another process opens the root with a budget, as this batch is under way.
+            #expect(writer.coordinator.recordBudget(1 << 30, asExtension: false) == 1 << 30)
+        }
+        let usage = try writer.batch(problems: &problems, changed: &changed) { batch in batch.diskUsage() }
+        #expect(usage == size(packPath(fixture)), "the index counts the whole pack the batch wrote")
+        #expect(problems.isEmpty)
+    }
+
     @Test func archivesThatWouldTakeAPackPastItsBoundAreFilesOfTheirOwn() throws {
         let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let opened = try fixture.store()

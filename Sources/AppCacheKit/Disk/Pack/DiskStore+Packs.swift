@@ -82,7 +82,8 @@ extension DiskStore {
 
     /// Appends the archives at `positions` of `archives` (whose headers are `headers`, by
     /// position) to their directories' packs: each pack's records built in one buffer and
-    /// appended in one `write`.
+    /// appended in one `write`, after which a file an archive replaces (written when it was
+    /// large) is removed.
     ///
     /// - Returns: for each of `positions`, in order, the size and identity of its record, or
     ///   `nil` when its pack could not be written; why, by directory (`EFBIG`: the pack is

@@ -258,7 +258,9 @@ final class PackTable: Sendable {
             record.appendPrefix(to: &bytes)
             header.encode(into: &bytes)
             payload.withUnsafeBytes { bytes.append(contentsOf: $0) }
-            assert(bytes.count - start == record.length, "a header's encoded length is what it encodes")
+            // The prefix was written from the header's length: a header that encoded otherwise
+            // would put every later record out of step with its prefix.
+            precondition(bytes.count - start == record.length, "a header's encoded length is what it encodes")
             return record
         }
     }
@@ -354,15 +356,9 @@ final class PackTable: Sendable {
         }
     }
 
-    /// Whether `directory`'s pack, as this process last saw it, can take `bytes` more and stay
+    /// How many more bytes `directory`'s pack, as this process last saw it, can take and stay
     /// within ``maximumSize``: past it, archives are written as files of their own (a reader
     /// takes a pack over ``PackFile/maximumSize`` for damage).
-    func hasRoom(for bytes: Int, in directory: String) -> Bool {
-        bytes <= room(in: directory)
-    }
-
-    /// How many bytes `directory`'s pack, as this process last saw it, can take and stay
-    /// within ``maximumSize`` (see ``hasRoom(for:in:)``).
     func room(in directory: String) -> Int {
         slots.withLock { slots in maximumSize - (slots[directory]?.size ?? 0) }
     }
@@ -417,11 +413,14 @@ final class PackTable: Sendable {
             for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where entry.damage == nil {
                 let body = entry.bodyOffset..<(entry.bodyOffset + entry.bodyLength)
                 if !window.contains(body.lowerBound) || body.upperBound > window.upperBound {
+                    // As much as the buffer takes, and at least the body: a pack that turns out
+                    // shorter than this process saw it still gives every body it holds.
                     let count = max(min(buffer.count, slot.size - entry.bodyOffset), entry.bodyLength)
-                    guard file.read(into: buffer, count: count, at: entry.bodyOffset) == count else {
+                    let filled = file.read(into: buffer, count: count, at: entry.bodyOffset)
+                    guard filled >= entry.bodyLength else {
                         throw SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory)))
                     }
-                    window = entry.bodyOffset..<(entry.bodyOffset + count)
+                    window = entry.bodyOffset..<(entry.bodyOffset + filled)
                 }
                 let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
                 record.appendPrefix(to: &output)
