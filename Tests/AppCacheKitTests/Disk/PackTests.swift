@@ -275,6 +275,20 @@ struct PackTests {
 
 extension PackTests {
     // Looks at which archives are files of their own beside the pack.
+    /// A disk writer of `store` with no budget and hooks that do nothing: a batch as a cache's.
+    private func writer(of store: DiskStore) throws -> DiskWriter {
+        try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
+    }
+
+    /// Alice's archives `k<index>` for `indices`, 300 bytes of payload each, to write in a batch.
+    private func archives(_ indices: Range<Int>, of store: DiskStore) -> [ArchiveWrite] {
+        indices.map { index in
+            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
+            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
+            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
+        }
+    }
+
     // A batch that began without a disk budget notes its packed writes with one `unindexed`
     // line, not a record each. If another process records a budget before the batch ends, the
     // end makes an index to enforce it: that index must count what the batch just wrote.
@@ -282,14 +296,10 @@ extension PackTests {
         let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let opened = try fixture.store()
         let store = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit)
-        let writer = try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
+        let writer = try self.writer(of: store)
         var problems: [AppCacheError] = []
         var changed = false
-        let archives = (0..<20).map { index in
-            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
-            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
-            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
-        }
+        let archives = self.archives(0..<20, of: store)
         try writer.batch(problems: &problems, changed: &changed) { batch in
             let written = batch.write(archives)
             #expect(written.identities.allSatisfy { $0 != nil } && written.identities.count == archives.count)
@@ -305,25 +315,17 @@ extension PackTests {
         let fixture = try Fixture(layout: .packed(limit: PackTable.defaultLimit))
         let opened = try fixture.store()
         let store = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit, maximumPackSize: 4096)
-        let writer = try DiskWriter(store: store, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
+        let writer = try self.writer(of: store)
         var problems: [AppCacheError] = []
         var changed = false
-        let archives = (0..<12).map { index in
-            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
-            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
-            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
-        }
+        let archives = self.archives(0..<12, of: store)
         let results = try writer.batch(problems: &problems, changed: &changed) { batch in batch.write(archives) }
         #expect(results.identities.count == archives.count && results.identities.allSatisfy { $0 != nil } && results.failures.isEmpty)
         // Another writer (as another process), which has not seen the pack grow: its append
         // finds the pack full under the lock and writes files instead.
         let other = DiskStore(layout: opened.layout, fileSystem: opened.fileSystem, packLimit: PackTable.defaultLimit, maximumPackSize: 4096)
-        let otherWriter = try DiskWriter(store: other, diskByteLimit: nil, hooks: .init(didLock: { _, _ in }, takeReadArchives: { [] }, didChange: { _, _ in }))
-        let more = (12..<16).map { index in
-            let key = ArchiveKey(user: "alice", cacheName: Plain.cacheName, key: "k\(index)")
-            let record = ArchiveRecord(payload: Data(repeating: UInt8(index), count: 300), codec: 2, schemaVersion: 1, cachedDate: Date())
-            return ArchiveWrite(record: record, key: key, path: store.layout.archivePath(for: key))
-        }
+        let otherWriter = try self.writer(of: other)
+        let more = self.archives(12..<16, of: store)
         let otherResults = try otherWriter.batch(problems: &problems, changed: &changed) { batch in batch.write(more) }
         #expect(otherResults.identities.count == more.count && otherResults.identities.allSatisfy { $0 != nil } && otherResults.failures.isEmpty)
         let packSize = (try FileManager.default.attributesOfItem(atPath: packPath(fixture))[.size] as? Int) ?? 0
