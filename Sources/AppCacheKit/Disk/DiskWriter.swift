@@ -342,27 +342,24 @@ final class DiskWriter: Sendable {
                 }
                 func appendPacked() {
                     guard !packing.isEmpty else { return }
-                    // The packs appended to, and those of them that are user directories (which
-                    // compaction and checkpoints look after): each found once, most batches
-                    // being one user's.
-                    var directories: [String] = []
-                    var appended: Set<String> = []
-                    var previous: String??
+                    // The packs appended to, each with its archives, in the order first met (most
+                    // batches are one user's: one pack).
+                    var groups: [(directory: String, positions: [Int])] = []
                     for position in packing {
-                        let named = archives[position].path.directory
-                        guard named != previous else { continue }
-                        previous = named
-                        let directory = named ?? CacheLayout.sharedDirectoryName
-                        if !directories.contains(directory) { directories.append(directory) }
-                        if let named { appended.insert(named) }
+                        let directory = directory(position)
+                        if let group = groups.lastIndex(where: { $0.directory == directory }) {
+                            groups[group].positions.append(position)
+                        } else {
+                            groups.append((directory, [position]))
+                        }
                     }
-                    directories.sort()
+                    let directories = groups.map(\.directory).sorted()
                     ledger.announce(directories.map { .willAppend(directory: $0) })
-                    let (written, failures, damage) = store.writePacked(archives, headers: headers, at: packing)
+                    let (written, failures, damage) = store.writePacked(archives, headers: headers, in: groups)
                     for problem in damage { report(problem) }
                     let recordsEach = ledger.recordsEachPackedArchive
-                    for (position, outcome) in zip(packing, written) {
-                        if let outcome {
+                    for position in packing {
+                        if let outcome = written[position] {
                             if recordsEach {
                                 ledger.recordPacked(
                                     .set(path: archives[position].path, size: outcome.size, isPinned: archives[position].record.isPinned),
@@ -389,6 +386,8 @@ final class DiskWriter: Sendable {
                     }
                     // Each pack holds what was appended whole, or what it held before.
                     for directory in directories { ledger.record(.appended(directory: directory)) }
+                    // Compaction and checkpoints look after the packs of user directories.
+                    let appended = Set(groups.filter { $0.positions.contains { archives[$0].path.directory != nil } }.map(\.directory))
                     compactWastefulPacks(appended)
                     checkpointPacks(appended)
                     packing = []

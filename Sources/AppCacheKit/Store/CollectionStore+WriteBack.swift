@@ -153,12 +153,10 @@ extension CollectionStore {
         for position in 0..<tried {
             if let identity = results.identities[position] {
                 written.append((owners[position].key, owners[position].generation, identity))
-                archives.withUnsafeBufferPointer { archives in
-                    let bytes = archives[position].record.payload.count
-                    let key = archives[position].key
-                    happened.append((.written(bytes: bytes), key.cacheName, key.key, key.user))
-                    if spilled { happened.append((.spilled(bytes: bytes), key.cacheName, key.key, key.user)) }
-                }
+                let bytes = archives[position].record.payload.count
+                let key = archives[position].key
+                happened.append((.written(bytes: bytes), key.cacheName, key.key, key.user))
+                if spilled { happened.append((.spilled(bytes: bytes), key.cacheName, key.key, key.user)) }
             } else if var error = results.failures[position] {
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)

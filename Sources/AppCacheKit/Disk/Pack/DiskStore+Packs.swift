@@ -80,40 +80,28 @@ extension DiskStore {
         return path
     }
 
-    /// Appends the archives at `positions` of `archives` (whose headers are `headers`, by
-    /// position) to their directories' packs: each pack's records built in one buffer and
-    /// appended in one `write`, after which a file an archive replaces (written when it was
-    /// large) is removed.
+    /// Appends each group's archives (by their positions in `archives`, whose headers are
+    /// `headers`, by position) to the group's directory's pack: the pack's records built in
+    /// one buffer and appended in one `write`, after which a file an archive replaces (written
+    /// when it was large) is removed.
     ///
-    /// - Returns: for each of `positions`, in order, the size and identity of its record, or
-    ///   `nil` when its pack could not be written; why, by directory (`EFBIG`: the pack is
-    ///   full); and the damage cut off the packs' tails, to report.
+    /// - Returns: by position in `archives`, the size and identity of each record written
+    ///   (`nil` for the others, and for those whose pack could not be written); why a pack
+    ///   could not be, by directory (`EFBIG`: the pack is full); and the damage cut off the
+    ///   packs' tails, to report.
     func writePacked(
-        _ archives: UnsafeBufferPointer<ArchiveWrite>, headers: [ArchiveHeader], at positions: [Int]
+        _ archives: UnsafeBufferPointer<ArchiveWrite>, headers: [ArchiveHeader], in groups: [(directory: String, positions: [Int])]
     ) -> (written: [(size: Int, identity: FileVersion)?], failures: [String: SystemError], damage: [AppCacheError]) {
         var damage: [AppCacheError] = []
         var failures: [String: SystemError] = [:]
-        var written = [(size: Int, identity: FileVersion)?](repeating: nil, count: positions.count)
-        // The batch's directories in the order first met, each with its archives (by where
-        // they are in `positions`): most batches are one user's, one directory.
-        var groups: [(directory: String, members: [Int])] = []
-        for (member, position) in positions.enumerated() {
-            let directory = archives[position].packDirectory
-            if let group = groups.lastIndex(where: { $0.directory == directory }) {
-                groups[group].members.append(member)
-            } else {
-                groups.append((directory, [member]))
-            }
-        }
-        for (directory, members) in groups {
+        var written = [(size: Int, identity: FileVersion)?](repeating: nil, count: archives.count)
+        for (directory, positions) in groups {
             var length = 0
-            for member in members {
-                let position = positions[member]
+            for position in positions {
                 length += PackRecord.prefixLength + headers[position].encodedLength + archives[position].record.payload.count
             }
             var appending = PackTable.Appending(reservingCapacity: length)
-            for member in members {
-                let position = positions[member]
+            for position in positions {
                 appending.addArchive(
                     header: headers[position], payload: archives[position].record.payload, nameHash: StableHash.value64(archives[position].path.name),
                     sequence: UniqueNumbers.next(), cachedDate: archives[position].record.cachedDate)
@@ -125,14 +113,14 @@ extension DiskStore {
                         code: .corruptArchive, message: "A pack of small archives was damaged (\(reason)); the damaged records were cut off.",
                         path: fileSystem.displayPath(PackFile.path(in: directory))))
                 }
-                for (offset, member) in members.enumerated() {
+                for (offset, position) in positions.enumerated() {
                     if !appended.entries[offset].wasLive {
                         // Its first record in the pack: a file it was before goes (a read
                         // prefers the pack, but a removal must not uncover the old file).
-                        try? fileSystem.removeFile(archives[positions[member]].path)
+                        try? fileSystem.removeFile(archives[position].path)
                     }
                     let entry = appended.entries[offset].entry!
-                    written[member] = (entry.length, entry.identity)
+                    written[position] = (entry.length, entry.identity)
                 }
             } catch {
                 failures[directory] = error
