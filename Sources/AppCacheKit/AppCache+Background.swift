@@ -23,7 +23,9 @@ extension AppCache {
     /// ```
     ///
     /// Loads and watches keep passing their own fetch; this one runs only in background
-    /// refreshes.
+    /// refreshes. Once a type has one, the cache no longer keeps its loads' and watches' fetches
+    /// after they end (they would never run), nor what their closures capture. The registered
+    /// fetch itself is kept until replaced: capture the cache, and objects that own it, weakly.
     ///
     /// - Parameters:
     ///   - type: the model type.

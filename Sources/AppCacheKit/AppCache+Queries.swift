@@ -65,7 +65,9 @@ extension AppCache {
     ///   - retry: how a failed fetch is tried again; ``RetryPolicy/none`` for one attempt.
     ///   - fetch: brings the current items, given the cached ones and their validators. Runs on
     ///     a task of its own, once per flight (and again per retry). It must not load or watch
-    ///     its own collection (that throws `nestedLoad`).
+    ///     its own collection (that throws `nestedLoad`). Unless the type has a registered
+    ///     fetch (``registerFetch(for:_:)``), the cache keeps it after the load for background
+    ///     refreshes (see <doc:Queries>): capture the cache, and objects that own it, weakly.
     /// - Returns: a stream of one or two answers; it throws `nestedLoad` when called from
     ///   inside the fetch of the same collection.
     public func load<Model: CacheableModel>(
@@ -150,7 +152,9 @@ extension AppCache {
     ///   - policy: whether the first look fetches, as for `load`.
     ///   - refresh: the events that refetch besides invalidations.
     ///   - retry: how a failed fetch is tried again.
-    ///   - fetch: brings the current items, given the cached ones and their validators.
+    ///   - fetch: brings the current items, given the cached ones and their validators. As a
+    ///     load's, it is kept for background refreshes after the watch ends unless the type has
+    ///     a registered fetch: capture the cache, and objects that own it, weakly.
     /// - Returns: a stream of the collection's items, newest last, until cancelled.
     public func watch<Model: CacheableModel>(
         _ type: Model.Type, forKey key: String? = nil,

@@ -9,7 +9,10 @@ import Foundation
 ///   uses it when it begins, at the configuration's clock (uses less than a second apart are
 ///   one). The table keeps the
 ///   ``capacity`` most recently used collections of this process, each with the fetch its last
-///   load or watch passed (the remembered fetch).
+///   load or watch passed (the remembered fetch), unless its type has a registered fetch. A
+///   remembered fetch keeps what its closure captures alive until it is replaced, falls out of
+///   the table or a registration for its type lets it go; one that captures the cache keeps
+///   the cache (the public API says to capture it weakly).
 /// - **Recorded uses**: the uses of collections whose type has a registered fetch are also
 ///   written to the cache, for the current user (``RecordedUse``), at most once a minute per
 ///   collection, so that they outlive the process. A refresh's own fetches are no use: a
@@ -54,9 +57,21 @@ final class CollectionUses: Sendable {
     private let state = Locked(State())
     private let recording = DispatchQueue(label: "AppCache.recentUses", qos: .utility)
 
-    /// Registers the fetch a background refresh runs for every collection of a type.
+    /// Registers the fetch a background refresh runs for every collection of a type, and lets
+    /// go of the fetches remembered for the type's collections (the registered one wins over
+    /// them, so keeping them would only keep alive what they capture).
     func register(_ fetch: BackgroundFetch, cacheName: String) {
-        state.withLock { $0.registered[cacheName] = fetch }
+        // Released after the lock: a fetch's captures may deinitialise anything.
+        let released = state.withLock { state -> [BackgroundFetch] in
+            var released = state.registered.updateValue(fetch, forKey: cacheName).map { [$0] } ?? []
+            state.recent.modifyEachFromLeastRecent { _, use in
+                guard use.cacheName == cacheName, let remembered = use.fetch else { return }
+                released.append(remembered)
+                use.fetch = nil
+            }
+            return released
+        }
+        withExtendedLifetime(released) {}
     }
 
     /// Notes that a load or watch of the collection of `Model` under `key` of `user` began, with
@@ -76,18 +91,25 @@ final class CollectionUses: Sendable {
         }
         if isNoted { return }
         let cacheName = store.typeInfo(Model.self).cacheName
-        let erased = BackgroundFetch(Model.self, fetch)
-        let record = state.withLock { state -> Bool in
+        // A type with a registered fetch never runs a remembered one: none is kept, so that
+        // nothing the load's closure captures outlives the load.
+        let erased = state.withLock { $0.registered[cacheName] } == nil ? BackgroundFetch(Model.self, fetch) : nil
+        let (record, released) = state.withLock { state -> (Bool, [BackgroundFetch]) in
             var use = state.recent.value(forKey: id) ?? Use(cacheName: cacheName, date: date)
+            var released = use.fetch.map { [$0] } ?? []
             use.date = max(use.date, date)
-            use.fetch = erased
-            let record = state.registered[cacheName] != nil
-                && use.recorded.map { use.date.timeIntervalSince($0) >= Self.recordingInterval } ?? true
+            let isRegistered = state.registered[cacheName] != nil
+            use.fetch = isRegistered ? nil : erased
+            let record = isRegistered && use.recorded.map { use.date.timeIntervalSince($0) >= Self.recordingInterval } ?? true
             if record { use.recorded = use.date }
             _ = state.recent.updateValue(use, forKey: id)
-            while state.recent.count > Self.capacity { _ = state.recent.removeLeastRecentlyUsed() }
-            return record
+            while state.recent.count > Self.capacity {
+                if let fetch = state.recent.removeLeastRecentlyUsed()?.value.fetch { released.append(fetch) }
+            }
+            return (record, released)
         }
+        // Released after the lock: a fetch's captures may deinitialise anything.
+        withExtendedLifetime(released) {}
         if record {
             recording.async { [weak self, weak store] in
                 if let self, let store { self.record(in: store) }

@@ -119,6 +119,57 @@ import Testing
         #expect(try cache.getCachedItems(Post.self, forKey: "watched") == [Post(id: 7, title: "fetched watched")])
     }
 
+    /// What a fetch's closure captures, to see whether the cache still holds the closure.
+    final class Captured: Sendable {}
+
+    @Test func aRegistrationLetsGoOfTheRememberedFetchesOfItsTypeAndOfItsLaterLoads() async throws {
+        let clock = CacheClock()
+        let cache = try AppCache(configuration: configuration(clock))
+        try cache.cacheItems([Post(id: 1)], forKey: "a")
+        weak var before: Captured?
+        weak var after: Captured?
+        do {
+            let captured = Captured()
+            before = captured
+            try await use(cache, "a") { _ in withExtendedLifetime(captured) { .notModified } }
+        }
+        #expect(before != nil, "without a registration, the load's fetch is remembered, with what it captures")
+
+        let server = Server(answer: 9)
+        cache.registerFetch(for: Post.self, server.fetch)
+        #expect(before == nil, "the registered fetch wins: the remembered one is let go")
+        clock.advance(by: .seconds(60))
+        do {
+            let captured = Captured()
+            after = captured
+            try await use(cache, "a") { _ in withExtendedLifetime(captured) { .notModified } }
+        }
+        #expect(after == nil, "a load of a type with a registered fetch leaves nothing behind")
+
+        // The use still counts: a background refresh runs the registered fetch for it.
+        clock.advance(by: .seconds(2 * 3600))
+        let report = await cache.refreshInBackground(until: .now + .seconds(600))
+        #expect(report.refreshed.map(\.key) == ["a"])
+        #expect(server.keys == ["a"])
+    }
+
+    @Test func aCacheWhoseFetchesCaptureItWeaklyGoesWithItsLastReference() async throws {
+        let clock = CacheClock()
+        weak var weakCache: AppCache?
+        do {
+            let cache = try AppCache(configuration: configuration(clock))
+            weakCache = cache
+            try cache.cacheItems([Post(id: 1)], forKey: "a")
+            try await use(cache, "a") { [weak cache] _ in
+                // The cache captured, as a fetch that reads another collection captures it.
+                _ = try cache?.getCachedItems(Post.self, forKey: "b")
+                return .items([Post(id: 2)])
+            }
+            #expect(try cache.getCachedItems(Post.self, forKey: "a") == [Post(id: 1)], "cacheFirst showed the cached items")
+        }
+        #expect(weakCache == nil, "nothing the cache keeps (the remembered fetch, a flight, a task) holds it")
+    }
+
     @Test func aHangingServerAtTheDeadlineLeavesTheCachedItems() async throws {
         let clock = CacheClock()
         let cache = try AppCache(configuration: configuration(clock))

@@ -63,7 +63,9 @@ struct ThreadPoolTests {
         let results = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<100 {
                 group.addTask {
-                    let (answers, error) = await collect(cache.load(Note.self, forKey: "load-\(index)", retry: .none) { _ in
+                    let (answers, error) = await collect(cache.load(Note.self, forKey: "load-\(index)", retry: .none) { [weak cache] _ in
+                        // Weakly, as the documentation says: the cache keeps a load's fetch.
+                        guard let cache else { return .items([]) }
                         try cache.cacheItems([Note.make(index)], forKey: "written-\(index)")
                         let (inner, _) = await collect(cache.load(Note.self, forKey: "inner-\(index)", retry: .none) { _ in
                             .items([Note.make(1000 + index)])

@@ -103,6 +103,8 @@ import Testing
         relaunched.registerSender(for: Retag.self, send: server.send)
         #expect(try relaunched.getCachedItems(Note.self, forKey: "top") == shown, "decoded by its name once registered")
         server.gate.open()
+        // The answered send ends before the fixture's directory goes.
+        await relaunched.idle()
     }
 
     @Test func aFetchThatLandsWhileAChangeWaitsBecomesTheBaseWithTheChangeOnTop() async throws {
@@ -170,6 +172,8 @@ import Testing
         #expect(await eventually { cache.pendingMutations.count == 1 })
         #expect(try cache.getCachedItems(Note.self, forKey: "top") == Self.tagged(newer, 2, ["kept"]), "recomputed, not restored: note 3 stays")
         rejecting.gate.open()
+        // The answered send ends before the fixture's directory goes.
+        await cache.idle()
     }
 
     @Test func changesAreSentInOrderOneAtATimeWithOneIdPerChange() async throws {
@@ -217,6 +221,8 @@ import Testing
         #expect(await eventually { relaunched.pendingMutations.isEmpty })
         #expect(lost.sends.map(\.id) == [id] && server.sends.map(\.id) == [id], "the same id: the server makes it once")
         lost.gate.open()
+        // The lost send's answer lands before the fixture's directory goes.
+        await first.idle()
     }
 
     @Test func aQueueWaitsForItsSenderAndItsUser() async throws {
@@ -366,6 +372,8 @@ import Testing
         let switches = cache.store.state.withLock { $0.sessions.switches }
         #expect(try cache.queries.readForLoad(Note.self, key: "top", switches: switches)?.stored.validators?.etag == "e1")
         server.gate.open()
+        // The answered send ends before the fixture's directory goes.
+        await cache.idle()
     }
 
     @Test func aSenderMayCallBackIntoTheCache() async throws {

@@ -3,7 +3,9 @@ import Testing
 @testable import AppCacheKit
 
 /// A `load` or `watch` called from inside a fetch: of the fetch's own collection it throws
-/// `nestedLoad` at once (it would wait for itself); of another collection it works.
+/// `nestedLoad` at once (it would wait for itself); of another collection it works. The fetches
+/// capture the cache weakly, as the documentation says (the cache keeps a load's fetch for
+/// background refreshes).
 struct NestedLoadTests {
     let notes = [Note.make(1), Note.make(2)]
     let others = [Note.make(7)]
@@ -27,7 +29,8 @@ struct NestedLoadTests {
         let cache = try fixture.openCache()
         let inner = Inner()
         let notes = notes
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { [weak cache] _ in
+            guard let cache else { return .items([]) }
             await inner.record(cache.load(Note.self, forKey: "top", retry: .none) { _ in .items([]) })
             return .items(notes)
         })
@@ -45,7 +48,8 @@ struct NestedLoadTests {
         let cache = try fixture.openCache()
         let inner = Inner()
         let notes = notes
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { [weak cache] _ in
+            guard let cache else { return .items([]) }
             await inner.record(cache.watch(Note.self, forKey: "top", refresh: .none, retry: .none) { _ in .items([]) })
             return .items(notes)
         })
@@ -61,7 +65,8 @@ struct NestedLoadTests {
         let cache = try fixture.openCache(memory: .layer())
         let inner = Inner()
         let notes = notes
-        let seen = StreamRecorder(cache.watch(Note.self, forKey: "top", refresh: .none, retry: .none) { _ in
+        let seen = StreamRecorder(cache.watch(Note.self, forKey: "top", refresh: .none, retry: .none) { [weak cache] _ in
+            guard let cache else { return .items([]) }
             await inner.record(cache.load(Note.self, forKey: "top", policy: .cacheFirst, retry: .none) { _ in .items([]) })
             return .items(notes)
         })
@@ -76,8 +81,9 @@ struct NestedLoadTests {
         let cache = try fixture.openCache()
         let inner = Inner()
         let (notes, others) = (notes, others)
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
-            // Another key of the type, and the same key of another user: other collections.
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { [weak cache] _ in
+            guard let cache else { return .items([]) }
+            // Another key of the type: another collection.
             await inner.record(cache.load(Note.self, forKey: "other", retry: .none) { _ in .items(others) })
             return .items(notes)
         })
@@ -95,7 +101,8 @@ struct NestedLoadTests {
         try cache.switchUser(to: "bob")
         let inner = Inner()
         let (notes, others) = (notes, others)
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none, for: alice) { _ in
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none, for: alice) { [weak cache] _ in
+            guard let cache else { return .items([]) }
             await inner.record(cache.load(Note.self, forKey: "top", retry: .none) { _ in .items(others) })
             return .items(notes)
         })
@@ -112,7 +119,8 @@ struct NestedLoadTests {
         let other = try elsewhere.openCache()
         let inner = Inner()
         let (notes, others) = (notes, others)
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { [weak other] _ in
+            guard let other else { return .items([]) }
             await inner.record(other.load(Note.self, forKey: "top", retry: .none) { _ in .items(others) })
             return .items(notes)
         })
@@ -120,6 +128,7 @@ struct NestedLoadTests {
         #expect(answers.map(\.items) == [notes])
         #expect(inner.error == nil, "another cache's collection, fetched in its own flights")
         #expect(inner.answers == [others])
+        withExtendedLifetime(other) {}
     }
 
     @Test func aCycleAcrossCollectionsIsRefused() async throws {
@@ -128,8 +137,10 @@ struct NestedLoadTests {
         let inner = Inner()
         let (notes, others) = (notes, others)
         // top's fetch loads other, whose fetch loads top: top would wait for itself.
-        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { _ in
-            _ = await collect(cache.load(Note.self, forKey: "other", retry: .none) { _ in
+        let (answers, error) = await collect(cache.load(Note.self, forKey: "top", retry: .none) { [weak cache] _ in
+            guard let cache else { return .items([]) }
+            _ = await collect(cache.load(Note.self, forKey: "other", retry: .none) { [weak cache] _ in
+                guard let cache else { return .items([]) }
                 await inner.record(cache.load(Note.self, forKey: "top", retry: .none) { _ in .items([]) })
                 return .items(others)
             })
