@@ -198,20 +198,23 @@ struct ArchiveHeader: Equatable, Sendable {
     /// - Complexity: O(n) in the header's length.
     func encode(into out: inout [UInt8]) {
         let start = out.count
-        out.append(contentsOf: Self.magic)
-        out.appendLittleEndian(formatVersion)
-        out.appendLittleEndian(codec)
-        out.appendLittleEndian(flags)
-        out.appendLittleEndian(schemaVersion)
-        out.appendLittleEndian(expiryMilliseconds ?? Int64.min)
-        if formatVersion >= 2 {
-            out.appendLittleEndian(thresholdMilliseconds ?? Int64.min)
-            out.appendLittleEndian(decodedSize ?? 0)
+        // The fixed fields in one growth of `out`, ending with the lengths of the names its
+        // format version holds; then the names themselves.
+        out.appendFields(count: Self.fixedLength(formatVersion)) { fields in
+            fields.put(bytes: Self.magic)
+            fields.put(formatVersion)
+            fields.put(codec)
+            fields.put(flags)
+            fields.put(schemaVersion)
+            fields.put(expiryMilliseconds ?? Int64.min)
+            if formatVersion >= 2 {
+                fields.put(thresholdMilliseconds ?? Int64.min)
+                fields.put(decodedSize ?? 0)
+            }
+            fields.put(payloadLength)
+            fields.put(payloadChecksum)
+            forEachName { value in fields.put(value.map { UInt32($0.utf8.count) } ?? UInt32.max) }
         }
-        out.appendLittleEndian(payloadLength)
-        out.appendLittleEndian(payloadChecksum)
-        // The lengths of the names its format version holds, then the names themselves.
-        forEachName { value in out.appendLittleEndian(value.map { UInt32($0.utf8.count) } ?? UInt32.max) }
         forEachName { value in
             if let value { out.append(contentsOf: value.utf8) }
         }

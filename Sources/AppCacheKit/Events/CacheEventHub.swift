@@ -19,7 +19,7 @@ final class CacheEventHub: @unchecked Sendable {
     /// a lock. Written only under `observers`' lock.
     private let observerCount: UnsafeMutablePointer<UInt64>
     /// The counters, by collection.
-    private let counts = Locked<[CollectionName: CacheStatistics.Counts]>([:])
+    private let counts = Locked<[ArchiveKey: CacheStatistics.Counts]>([:])
     /// The system log, when the configuration asks for it.
     let systemLog: SystemLog?
     /// Told whether anyone observes, under the observers' lock, whenever that may have changed
@@ -30,11 +30,11 @@ final class CacheEventHub: @unchecked Sendable {
     /// When counting began.
     let since: Date
 
-    /// Which collection a count is of.
-    struct CollectionName: Hashable {
-        var cacheName: String
-        var key: String?
-        var user: String?
+    /// An event of a collection, as a batch records it (``record(_:)``).
+    struct Happened {
+        var kind: CacheEvent.Kind
+        /// The collection: its names, with their hash made once (the counts are by collection).
+        var collection: ArchiveKey
     }
 
     init(now: @escaping @Sendable () -> Date, systemLog: SystemLog?) {
@@ -106,8 +106,9 @@ final class CacheEventHub: @unchecked Sendable {
 
     /// Counts what `kind` counts for the collection and, when observed, delivers the event.
     func record(_ kind: CacheEvent.Kind, cacheName: String?, key: String?, user: String?) {
-        if let cacheName, let update = Self.counting(kind) {
-            counts.withLock { update(&$0[CollectionName(cacheName: cacheName, key: key, user: user), default: .init()]) }
+        if let cacheName, Self.counts(kind) {
+            let collection = ArchiveKey(user: user, cacheName: cacheName, key: key)
+            counts.withLock { Self.count(kind, in: &$0[collection, default: .init()]) }
         }
         guard isObserved else { return }
         deliver(CacheEvent(kind, cacheName: cacheName, key: key, user: user, date: now()))
@@ -115,16 +116,18 @@ final class CacheEventHub: @unchecked Sendable {
 
     /// ``record(_:cacheName:key:user:)`` for many events at once: counted under one lock
     /// (a flush of a thousand collections takes it once, not a thousand times).
-    func record(_ events: [(kind: CacheEvent.Kind, cacheName: String, key: String?, user: String?)]) {
+    func record(_ events: [Happened]) {
         guard !events.isEmpty else { return }
         counts.withLock { counts in
-            for event in events {
-                guard let update = Self.counting(event.kind) else { continue }
-                update(&counts[CollectionName(cacheName: event.cacheName, key: event.key, user: event.user), default: .init()])
+            for event in events where Self.counts(event.kind) {
+                Self.count(event.kind, in: &counts[event.collection, default: .init()])
             }
         }
         guard isObserved else { return }
-        for event in events { deliver(CacheEvent(event.kind, cacheName: event.cacheName, key: event.key, user: event.user, date: now())) }
+        for event in events {
+            let collection = event.collection
+            deliver(CacheEvent(event.kind, cacheName: collection.cacheName, key: collection.key, user: collection.user, date: now()))
+        }
     }
 
     /// Delivers `event` to every stream and the system log.
@@ -137,7 +140,7 @@ final class CacheEventHub: @unchecked Sendable {
     }
 
     /// The counters so far, with the memory hits the store counts (by collection).
-    func statistics(memoryHits: [CollectionName: Int]) -> CacheStatistics {
+    func statistics(memoryHits: [ArchiveKey: Int]) -> CacheStatistics {
         var table = counts.withLock { $0 }
         for (name, hits) in memoryHits { table[name, default: .init()].memoryHits += hits }
         let collections = table.map { CacheStatistics.Collection(cacheName: $0.key.cacheName, key: $0.key.key, user: $0.key.user, counts: $0.value) }
@@ -145,17 +148,30 @@ final class CacheEventHub: @unchecked Sendable {
         return CacheStatistics(since: since, collections: collections)
     }
 
-    /// What an event of `kind` adds to its collection's counts; `nil` for nothing.
-    private static func counting(_ kind: CacheEvent.Kind) -> ((inout CacheStatistics.Counts) -> Void)? {
+    /// Whether an event of `kind` adds to its collection's counts.
+    private static func counts(_ kind: CacheEvent.Kind) -> Bool {
         switch kind {
-        case .diskHit(let bytes): { $0.diskHits += 1; $0.bytesRead += bytes }
-        case .miss: { $0.misses += 1 }
-        case .decoded(let duration): { $0.decodes += 1; $0.decodeTime += duration }
-        case .fetchStarted: { $0.fetches += 1 }
-        case .fetchNotModified: { $0.notModified += 1 }
-        case .fetchFailed: { $0.fetchFailures += 1 }
-        case .written(let bytes): { $0.bytesWritten += bytes }
-        default: nil
+        case .diskHit, .miss, .decoded, .fetchStarted, .fetchNotModified, .fetchFailed, .written: true
+        default: false
+        }
+    }
+
+    /// Adds what an event of `kind` counts to its collection's `counts` (a function rather
+    /// than a closure per event: a closure capturing the event's figures is an allocation).
+    private static func count(_ kind: CacheEvent.Kind, in counts: inout CacheStatistics.Counts) {
+        switch kind {
+        case .diskHit(let bytes):
+            counts.diskHits += 1
+            counts.bytesRead += bytes
+        case .miss: counts.misses += 1
+        case .decoded(let duration):
+            counts.decodes += 1
+            counts.decodeTime += duration
+        case .fetchStarted: counts.fetches += 1
+        case .fetchNotModified: counts.notModified += 1
+        case .fetchFailed: counts.fetchFailures += 1
+        case .written(let bytes): counts.bytesWritten += bytes
+        default: break
         }
     }
 }

@@ -31,11 +31,11 @@ extension CollectionStore {
 
     /// What the store counted since it opened, memory hits included.
     func statistics() -> CacheStatistics {
-        let hits = state.withLock { state -> [CacheEventHub.CollectionName: Int] in
-            var named: [CacheEventHub.CollectionName: Int] = [:]
+        let hits = state.withLock { state -> [ArchiveKey: Int] in
+            var named: [ArchiveKey: Int] = [:]
             for (key, count) in state.memory.hitCounts {
                 guard let cacheName = state.types[key.type]?.cacheName, case .some(let user) = state.sessions.user(ofSlot: key.user) else { continue }
-                named[CacheEventHub.CollectionName(cacheName: cacheName, key: key.key, user: user), default: 0] += Int(clamping: count)
+                named[ArchiveKey(user: user, cacheName: cacheName, key: key.key), default: 0] += Int(clamping: count)
             }
             return named
         }

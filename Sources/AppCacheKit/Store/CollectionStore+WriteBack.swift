@@ -112,18 +112,14 @@ extension CollectionStore {
         var superseded: [(key: MemoryKey, generation: UInt64)] = []
         archives.reserveCapacity(entries.count)
         owners.reserveCapacity(entries.count)
-        // (Read in place: an element of an array of tuples read through its subscript is copied
-        // whole at each use.)
-        entries.withUnsafeBufferPointer { entries in
-            for index in entries.indices {
-                if entries[index].entry.epoch == epoch
-                    || entries[index].entry.agrees(withDisk: batch.facts(of: entries[index].entry.path), epoch: epoch)
-                {
-                    archives.append(ArchiveWrite(record: entries[index].entry.record, key: entries[index].entry.archiveKey, path: entries[index].entry.path))
-                    owners.append((entries[index].key, entries[index].entry.generation))
-                } else {
-                    superseded.append((entries[index].key, entries[index].entry.generation))
-                }
+        // Each element taken once: an element of an array of tuples is copied whole (through an
+        // outlined copy) at every use of the subscript, even through a buffer pointer.
+        for (key, entry) in entries {
+            if entry.epoch == epoch || entry.agrees(withDisk: batch.facts(of: entry.path), epoch: epoch) {
+                archives.append(ArchiveWrite(record: entry.record, key: entry.archiveKey, path: entry.path))
+                owners.append((key, entry.generation))
+            } else {
+                superseded.append((key, entry.generation))
             }
         }
         // Gone before the entries in memory change: their copies here would make each change
@@ -148,15 +144,15 @@ extension CollectionStore {
                 path: disk.lockFilePath)
             failures += Array(repeating: failure, count: archives.count - tried)
         }
-        var happened: [(kind: CacheEvent.Kind, cacheName: String, key: String?, user: String?)] = []
+        var happened: [CacheEventHub.Happened] = []
         happened.reserveCapacity(spilled ? 2 * tried : tried)
         for position in 0..<tried {
             if let identity = results.identities[position] {
                 written.append((owners[position].key, owners[position].generation, identity))
                 let bytes = archives[position].record.payload.count
                 let key = archives[position].key
-                happened.append((.written(bytes: bytes), key.cacheName, key.key, key.user))
-                if spilled { happened.append((.spilled(bytes: bytes), key.cacheName, key.key, key.user)) }
+                happened.append(CacheEventHub.Happened(kind: .written(bytes: bytes), collection: key))
+                if spilled { happened.append(CacheEventHub.Happened(kind: .spilled(bytes: bytes), collection: key)) }
             } else if var error = results.failures[position] {
                 error.message = "A cached collection could not be written to disk; it stays in memory, dirty, for the next flush."
                 failures.append(error)

@@ -322,7 +322,8 @@ struct LoadTests {
             until read: DispatchSemaphore
         ) -> (AsyncThrowingStream<LoadedItems<Note>, any Error>, Bool) {
             let stream = cache.load(Note.self, fetch: fetch)
-            return (stream, read.wait(timeout: .now() + 60) == .success)
+            // (Longer under the sanitizers, where the whole suite on two cores is several times slower.)
+            return (stream, read.wait(timeout: .now() + 60 * sanitizerSlowdown) == .success)
         }
     }
 

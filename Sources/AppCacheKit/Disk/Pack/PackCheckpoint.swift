@@ -229,11 +229,13 @@ struct PackCheckpoint: Sendable {
             let base = page * pageSize
             var entryBytes: [UInt8] = []
             entryBytes.reserveCapacity(slice.count * entryLength)
-            for entry in slice {
-                entryBytes.appendLittleEndian(entry.hash)
-                entryBytes.appendLittleEndian(UInt32(entry.offset))
-                entryBytes.appendLittleEndian(UInt32(entry.bodyLength) | (entry.isDamaged ? damagedFlag : 0))
-                entryBytes.appendLittleEndian(entry.redatedAt.map { UInt32($0) } ?? notRedated)
+            entryBytes.appendFields(count: slice.count * entryLength) { fields in
+                for entry in slice {
+                    fields.put(entry.hash)
+                    fields.put(UInt32(entry.offset))
+                    fields.put(UInt32(entry.bodyLength) | (entry.isDamaged ? damagedFlag : 0))
+                    fields.put(entry.redatedAt.map { UInt32($0) } ?? notRedated)
+                }
             }
             var pageHeader: [UInt8] = []
             pageHeader.appendLittleEndian(UInt16(slice.count))

@@ -32,6 +32,22 @@ struct PackIndex {
         var identity: FileVersion { FileVersion(value: sequence) }
     }
 
+    /// An ``Entry`` as the index keeps it: plain data (the reason of a damaged one is kept
+    /// beside, in ``damageReasons``), so that the index's table is copied, sorted, grown and
+    /// freed without a reference count per entry.
+    struct Stored: Equatable, Sendable {
+        var offset: Int
+        var bodyLength: Int
+        var sequence: UInt64
+        var cachedDate: Date
+        var isDamaged = false
+        var redatedAt: Int?
+
+        var length: Int { PackRecord.prefixLength + bodyLength }
+        var bodyOffset: Int { offset + PackRecord.prefixLength }
+        var identity: FileVersion { FileVersion(value: sequence) }
+    }
+
     /// A stretch of the pack that is no record, skipped while reading.
     struct Damage: Equatable, Sendable {
         var offset: Int
@@ -48,7 +64,9 @@ struct PackIndex {
     }
 
     /// The live archives, by the hash of their file names.
-    private(set) var entries: [UInt64: Entry] = [:]
+    private(set) var entries: [UInt64: Stored] = [:]
+    /// Why each damaged entry is damaged.
+    private var damageReasons: [UInt64: String] = [:]
     /// Whether this index holds only the records after ``end`` it started at, a checkpoint
     /// holding the ones before: removals, re-datings and damage of archives it does not hold
     /// are then kept in ``overrides``.
@@ -86,16 +104,24 @@ struct PackIndex {
         if damage != nil { self.damage.append(Damage(offset: offset, length: record.length, reason: damage!)) }
         switch record.kind {
         case .archive:
-            var entry = Entry(offset: offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate)
-            entry.damage = damage
+            let entry = Stored(
+                offset: offset, bodyLength: record.bodyLength, sequence: record.sequence, cachedDate: record.cachedDate,
+                isDamaged: damage != nil)
             let old = entries.updateValue(entry, forKey: record.nameHash)
-            if let old { liveBytes -= old.length }
+            if let old {
+                liveBytes -= old.length
+                if old.isDamaged { damageReasons[record.nameHash] = nil }
+            }
+            if let damage { damageReasons[record.nameHash] = damage }
             liveBytes += entry.length
             if continuesCheckpoint { overrides[record.nameHash] = nil }
             return Applied(entry: entry, wasLive: old != nil)
         case .removal:
             let old = entries.removeValue(forKey: record.nameHash)
-            if let old { liveBytes -= old.length }
+            if let old {
+                liveBytes -= old.length
+                if old.isDamaged { damageReasons[record.nameHash] = nil }
+            }
             if continuesCheckpoint { overrides[record.nameHash] = .removed }
             return Applied(entry: nil, wasLive: old != nil)
         case .redating:
@@ -110,7 +136,8 @@ struct PackIndex {
                 return Applied(entry: nil, wasLive: false)
             }
             if let damage {
-                entries[record.nameHash]?.damage = damage
+                entries[record.nameHash]?.isDamaged = true
+                damageReasons[record.nameHash] = damage
             } else {
                 entries[record.nameHash]?.cachedDate = record.cachedDate
                 entries[record.nameHash]?.sequence = record.sequence
@@ -123,7 +150,7 @@ struct PackIndex {
     /// What ``apply(_:at:)`` did: the archive's entry now, for an archive record, and whether
     /// the index held the archive before.
     struct Applied {
-        var entry: Entry?
+        var entry: Stored?
         var wasLive: Bool
     }
 
@@ -136,7 +163,8 @@ struct PackIndex {
         damage.append(Damage(offset: offset, length: next - offset, reason: reason))
         for hash in hashes {
             if entries[hash] != nil {
-                entries[hash]?.damage = reason
+                entries[hash]?.isDamaged = true
+                damageReasons[hash] = reason
             } else if continuesCheckpoint, overrides[hash] != .removed {
                 overrides[hash] = .damaged(reason)
             }
@@ -144,5 +172,20 @@ struct PackIndex {
     }
 
     /// The live archive whose file name hashes to `hash`.
-    subscript(hash: UInt64) -> Entry? { entries[hash] }
+    subscript(hash: UInt64) -> Entry? {
+        entries[hash].map { entry(of: $0, hash: hash) }
+    }
+
+    /// `stored`, the entry of `hash`, with the reason of its damage.
+    func entry(of stored: Stored, hash: UInt64) -> Entry {
+        Entry(
+            offset: stored.offset, bodyLength: stored.bodyLength, sequence: stored.sequence, cachedDate: stored.cachedDate,
+            damage: stored.isDamaged ? damageReasons[hash] ?? "the archive's newest record is damaged" : nil,
+            redatedAt: stored.redatedAt)
+    }
+
+    /// Makes room for `count` live archives.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
 }

@@ -54,14 +54,16 @@ struct PackRecord: Equatable, Sendable {
     /// Appends the prefix's bytes to `bytes`, in place.
     func appendPrefix(to bytes: inout [UInt8]) {
         let start = bytes.count
-        bytes.append(Self.magic.0)
-        bytes.append(Self.magic.1)
-        bytes.append(kind.rawValue)
-        bytes.append(0)
-        bytes.appendLittleEndian(UInt32(bodyLength))
-        bytes.appendLittleEndian(nameHash)
-        bytes.appendLittleEndian(sequence)
-        bytes.appendLittleEndian(cachedDate.timeIntervalSinceReferenceDate.bitPattern)
+        bytes.appendFields(count: Self.prefixLength - 4) { fields in
+            fields.put(Self.magic.0)
+            fields.put(Self.magic.1)
+            fields.put(kind.rawValue)
+            fields.put(UInt8(0))
+            fields.put(UInt32(bodyLength))
+            fields.put(nameHash)
+            fields.put(sequence)
+            fields.put(cachedDate.timeIntervalSinceReferenceDate.bitPattern)
+        }
         bytes.appendLittleEndian(bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) })
     }
 

@@ -214,7 +214,10 @@ final class PackTable: Sendable {
                 }
                 return .success([])
             }
-            return .success(slot.index.entries.sorted { $0.value.offset < $1.value.offset }.map { Located(file: file, entry: $0.value, hash: $0.key) })
+            let index = slot.index
+            return .success(index.entries.sorted { $0.value.offset < $1.value.offset }.map {
+                Located(file: file, entry: index.entry(of: $0.value, hash: $0.key), hash: $0.key)
+            })
         }
         switch result {
         case .success(let archives): return archives
@@ -278,7 +281,7 @@ final class PackTable: Sendable {
     ///   records would take it past ``maximumSize``; it then holds what it held before.
     func append(
         _ records: Appending, toDirectory directory: String, fileSystem: FileSystem
-    ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
+    ) throws(SystemError) -> (entries: [PackIndex.Applied], damage: String?) {
         let result = slots.withLock { slots in
             Result { () throws(SystemError) in try append(records, to: &slots, directory, fileSystem) }
         }
@@ -290,7 +293,7 @@ final class PackTable: Sendable {
 
     private func append(
         _ appending: Appending, to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
-    ) throws(SystemError) -> (entries: [(entry: PackIndex.Entry?, wasLive: Bool)], damage: String?) {
+    ) throws(SystemError) -> (entries: [PackIndex.Applied], damage: String?) {
         // Taken out while it changes, so that its index is changed in place, not copied.
         var slot = slots.removeValue(forKey: directory) ?? Slot()
         defer { slots[directory] = slot }
@@ -322,11 +325,10 @@ final class PackTable: Sendable {
             _ = SystemCalls.ftruncate(file.descriptor, off_t(slot.index.end))
             throw error
         }
-        var entries: [(entry: PackIndex.Entry?, wasLive: Bool)] = []
+        var entries: [PackIndex.Applied] = []
         entries.reserveCapacity(appending.records.count)
         for record in appending.records {
-            let applied = slot.index.apply(record, at: slot.index.end)
-            entries.append((applied.entry, applied.wasLive))
+            entries.append(slot.index.apply(record, at: slot.index.end))
         }
         slot.size = slot.index.end
         if slot.index.entries.isEmpty {
@@ -400,6 +402,7 @@ final class PackTable: Sendable {
         }
         fileSystem.protection?.apply(toDescriptor: descriptor)
         var compacted = PackIndex()
+        compacted.reserveCapacity(slot.index.entries.count)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumBodyLength, alignment: 16)
         defer { buffer.deallocate() }
         do throws(SystemError) {
@@ -410,7 +413,7 @@ final class PackTable: Sendable {
             var window = 0..<0
             var output: [UInt8] = []
             output.reserveCapacity(Self.compactionWriteSize + Self.maximumBodyLength)
-            for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where entry.damage == nil {
+            for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where !entry.isDamaged {
                 let body = entry.bodyOffset..<(entry.bodyOffset + entry.bodyLength)
                 if !window.contains(body.lowerBound) || body.upperBound > window.upperBound {
                     // As much as the buffer takes, and at least the body: a pack that turns out
@@ -498,7 +501,7 @@ final class PackTable: Sendable {
             let binding = PackCheckpoint.Binding(pack: file.number, coveredEnd: slot.index.end, lastRecord: (last, checksum))
             let entries = slot.index.entries.map { hash, entry in
                 PackCheckpoint.Entry(
-                    hash: hash, offset: entry.offset, bodyLength: entry.bodyLength, isDamaged: entry.damage != nil, redatedAt: entry.redatedAt)
+                    hash: hash, offset: entry.offset, bodyLength: entry.bodyLength, isDamaged: entry.isDamaged, redatedAt: entry.redatedAt)
             }
             return .success((binding, entries))
         }
