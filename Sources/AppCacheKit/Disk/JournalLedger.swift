@@ -389,9 +389,17 @@ struct JournalLedger {
         }
         checkedAppender = true
         if let appender, appender.generation == coordinator.journalGeneration, known > 0 {
-            try fileSystem.writeAll(appender.descriptor, bytes, fileSystem.displayPath(IndexJournal.path))
-            coordinator.journalLength = known + bytes.count
-            return (appender.number, known + bytes.count)
+            let display = fileSystem.displayPath(IndexJournal.path)
+            try fileSystem.writeAll(appender.descriptor, bytes, display)
+            // Where the journal ends now, from the file (nobody else appends while the lock is
+            // held), not the shared length plus these bytes: a writer killed between its append
+            // and its store of the length left that word short, and a cursor moved by it would
+            // point into a line (read later as a damaged journal).
+            var info = stat()
+            guard SystemCalls.fstat(appender.descriptor, &info) == 0 else { throw .last("fstat", display) }
+            let end = Int(clamping: info.st_size)
+            coordinator.journalLength = end
+            return (appender.number, end)
         }
         appender = nil
         try fileSystem.inject(.write, fileSystem.displayPath(IndexJournal.path))

@@ -132,6 +132,35 @@ struct CrashTests {
         #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()))
     }
 
+    /// A writer killed after its journal append and before it stored the journal's new length
+    /// in the lock file (what the torture program's two-process mode met) leaves that length
+    /// short. A process that keeps an index must not move its cursor by it: the cursor would
+    /// point into a line, and its next read of what others appended would find the journal
+    /// damaged and rebuild it.
+    @Test func aWriterKilledBeforeItStoredTheJournalsLengthLeavesItsReadersInStep() throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.diskByteLimit = 1 << 30  // a budget: the cache keeps an index, and a cursor
+        let cache = try AppCache(configuration: configuration)
+        try cache.cacheItems([Plain(value: 1)], forKey: "a")
+        // The killed writer's batch: a line appended (of a length no line of the cache's own
+        // batches has, so that a cursor off by it falls inside a line), the length word not
+        // moved, the crash flag left set.
+        try appendJournal(fixture, [.touch(path: CachePath(directory: "user-alice", name: "Plains+a.archive"))])
+        try markBatchUnfinished(fixture)
+        // The next batch settles it, and appends through the journal it holds open.
+        try cache.cacheItems([Plain(value: 2)], forKey: "b")
+        // Another process writes: the cache reads what it appended from its cursor.
+        var other = fixture.configuration()
+        other.diskByteLimit = 1 << 30
+        try AppCache(configuration: other).cacheItems([Plain(value: 3)], forKey: "c")
+        try cache.cacheItems([Plain(value: 4)], forKey: "d")
+
+        #expect(fixture.diagnostics.errors.map(\.message) == [], "no damaged journal, no rebuild")
+        #expect(try cache.getCachedItems(Plain.self, forKey: "c") == [Plain(value: 3)])
+        #expect(try cache.bytesOnDisk() == (try fixture.measuredUsage()), "the index counts every archive")
+    }
+
     // Looks at archive files: each collection a file of its own.
     /// Without a crash, no batch reads the journal, so settling costs nothing in the usual case;
     /// the journal stays compact as it grows.
