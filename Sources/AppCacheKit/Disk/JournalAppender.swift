@@ -4,11 +4,10 @@
 ///
 /// Held only while the journal's generation (``ProcessCoordinator/journalGeneration``, moved on
 /// by every process that replaces or removes it) is the one it was opened at, and while the
-/// shared journal length is known. The append's end is the file's size after it (one `fstat`;
-/// nobody else appends while the lock file's lock is held), which is stored as the shared
-/// length: the shared length plus the append's bytes would be short after a writer killed
-/// between its append and its store of the length. A purge (a new lock file) lets it go
-/// (``JournalLedger/forgetOpenJournal()``).
+/// shared journal length is known: the append's end is that length plus its bytes, under the
+/// lock file's lock. (A writer killed between its append and its store of the length leaves
+/// the crash flag set, and the next batch sets the length from the journal it reads whole.) A
+/// purge (a new lock file) lets it go (``JournalLedger/forgetOpenJournal()``).
 struct JournalAppender {
     private let handle: DescriptorHandle
     /// Which file it is.

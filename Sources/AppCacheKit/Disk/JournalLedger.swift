@@ -272,10 +272,12 @@ struct JournalLedger {
                 unsettled.note(line)
                 replayed.apply(line)
             }
-            if tornBytes > 0 {
-                try? journal.truncate(to: newCursor.offset)
-                coordinator.journalLength = newCursor.offset
-            }
+            if tornBytes > 0 { try? journal.truncate(to: newCursor.offset) }
+            // The journal's length, from what was read, whether or not a torn line was cut: the
+            // crashed writer may have appended and died before it stored the length, and an
+            // append through a journal held open trusts the stored length (a cursor moved by a
+            // short one would point into a line, and the next read find the journal damaged).
+            coordinator.journalLength = newCursor.offset
             if keepsIndex {
                 index = replayed
                 cursor = newCursor
@@ -389,17 +391,12 @@ struct JournalLedger {
         }
         checkedAppender = true
         if let appender, appender.generation == coordinator.journalGeneration, known > 0 {
-            let display = fileSystem.displayPath(IndexJournal.path)
-            try fileSystem.writeAll(appender.descriptor, bytes, display)
-            // Where the journal ends now, from the file (nobody else appends while the lock is
-            // held), not the shared length plus these bytes: a writer killed between its append
-            // and its store of the length left that word short, and a cursor moved by it would
-            // point into a line (read later as a damaged journal).
-            var info = stat()
-            guard SystemCalls.fstat(appender.descriptor, &info) == 0 else { throw .last("fstat", display) }
-            let end = Int(clamping: info.st_size)
-            coordinator.journalLength = end
-            return (appender.number, end)
+            // The shared length is exact here: a writer killed between its append and its
+            // store of the length left the crash flag set, and the batch that found it set the
+            // length from the journal it read (``settleCrashedBatch()``).
+            try fileSystem.writeAll(appender.descriptor, bytes, fileSystem.displayPath(IndexJournal.path))
+            coordinator.journalLength = known + bytes.count
+            return (appender.number, known + bytes.count)
         }
         appender = nil
         try fileSystem.inject(.write, fileSystem.displayPath(IndexJournal.path))
