@@ -337,16 +337,13 @@ final class DiskWriter: Sendable {
                 // Small archives go into their directories' packs, gathered and appended together
                 // (one `write` per pack) before a file of the same path or at the end: by position.
                 var packing: [Int] = []
-                func directory(_ position: Int) -> String {
-                    archives[position].packDirectory
-                }
                 func appendPacked() {
                     guard !packing.isEmpty else { return }
                     // The packs appended to, each with its archives, in the order first met (most
                     // batches are one user's: one pack).
                     var groups: [(directory: String, positions: [Int])] = []
                     for position in packing {
-                        let directory = directory(position)
+                        let directory = archives[position].packDirectory
                         if let group = groups.lastIndex(where: { $0.directory == directory }) {
                             groups[group].positions.append(position)
                         } else {
@@ -363,10 +360,10 @@ final class DiskWriter: Sendable {
                             if recordsEach {
                                 ledger.recordPacked(
                                     .set(path: archives[position].path, size: outcome.size, isPinned: archives[position].record.isPinned),
-                                    inDirectory: directory(position))
+                                    inDirectory: archives[position].packDirectory)
                             }
                             results.identities[position] = outcome.identity
-                        } else if let error = failures[directory(position)] {
+                        } else if let error = failures[archives[position].packDirectory] {
                             if error.errorNumber == EFBIG {
                                 // The pack is full (another process filled it): a file of its own.
                                 let temporaryName = FileSystem.temporaryName()
@@ -387,7 +384,8 @@ final class DiskWriter: Sendable {
                     // Each pack holds what was appended whole, or what it held before.
                     for directory in directories { ledger.record(.appended(directory: directory)) }
                     // Compaction and checkpoints look after the packs of user directories.
-                    let appended = Set(groups.filter { $0.positions.contains { archives[$0].path.directory != nil } }.map(\.directory))
+                    // (A group's archives share their directory: its first one tells.)
+                    let appended = Set(groups.filter { archives[$0.positions[0]].path.directory != nil }.map(\.directory))
                     compactWastefulPacks(appended)
                     checkpointPacks(appended)
                     packing = []
@@ -421,9 +419,6 @@ final class DiskWriter: Sendable {
             }
         }
 
-        /// Rewrites the packs among `directories` whose dead records outweigh their live ones,
-        /// each through a temporary file announced in the journal. A failure is reported and
-        /// leaves the pack as it was.
         /// Rewrites `directory`'s pack with its live records only (see
         /// ``JournalLedger/compactPack(inDirectory:)``).
         ///
@@ -433,6 +428,9 @@ final class DiskWriter: Sendable {
             ledger.compactPack(inDirectory: directory)
         }
 
+        /// Rewrites the packs among `directories` whose dead records outweigh their live ones,
+        /// each through a temporary file announced in the journal. A failure is reported and
+        /// leaves the pack as it was.
         private mutating func compactWastefulPacks(_ directories: Set<String>) {
             for directory in directories.sorted() where store.packs.isWasteful(directory) {
                 compactPack(inDirectory: directory)

@@ -108,7 +108,7 @@ final class CacheEventHub: @unchecked Sendable {
     func record(_ kind: CacheEvent.Kind, cacheName: String?, key: String?, user: String?) {
         if let cacheName, Self.counts(kind) {
             let collection = ArchiveKey(user: user, cacheName: cacheName, key: key)
-            counts.withLock { Self.count(kind, in: &$0[collection, default: .init()]) }
+            counts.withLock { _ = Self.count(kind, in: &$0[collection, default: .init()]) }
         }
         guard isObserved else { return }
         deliver(CacheEvent(kind, cacheName: cacheName, key: key, user: user, date: now()))
@@ -148,17 +148,19 @@ final class CacheEventHub: @unchecked Sendable {
         return CacheStatistics(since: since, collections: collections)
     }
 
-    /// Whether an event of `kind` adds to its collection's counts.
+    /// Whether an event of `kind` adds to its collection's counts: what ``count(_:in:)`` does
+    /// with it (tried on scratch counts, so the two cannot disagree).
     private static func counts(_ kind: CacheEvent.Kind) -> Bool {
-        switch kind {
-        case .diskHit, .miss, .decoded, .fetchStarted, .fetchNotModified, .fetchFailed, .written: true
-        default: false
-        }
+        var scratch = CacheStatistics.Counts()
+        return count(kind, in: &scratch)
     }
 
     /// Adds what an event of `kind` counts to its collection's `counts` (a function rather
     /// than a closure per event: a closure capturing the event's figures is an allocation).
-    private static func count(_ kind: CacheEvent.Kind, in counts: inout CacheStatistics.Counts) {
+    ///
+    /// - Returns: whether it counted anything.
+    @discardableResult
+    private static func count(_ kind: CacheEvent.Kind, in counts: inout CacheStatistics.Counts) -> Bool {
         switch kind {
         case .diskHit(let bytes):
             counts.diskHits += 1
@@ -171,7 +173,8 @@ final class CacheEventHub: @unchecked Sendable {
         case .fetchNotModified: counts.notModified += 1
         case .fetchFailed: counts.fetchFailures += 1
         case .written(let bytes): counts.bytesWritten += bytes
-        default: break
+        default: return false
         }
+        return true
     }
 }
