@@ -153,6 +153,32 @@ import Testing
         #expect(server.keys == ["a"])
     }
 
+    /// Runs a closure when it goes: what a fetch may capture whose deinitialisation calls
+    /// back into the cache.
+    final class CallsBack: Sendable {
+        let onDeinit: @Sendable () -> Void
+        init(_ onDeinit: @escaping @Sendable () -> Void) { self.onDeinit = onDeinit }
+        deinit { onDeinit() }
+    }
+
+    @Test func aRememberedFetchLetGoOfMayCallBackIntoTheCache() async throws {
+        let clock = CacheClock()
+        let cache = try AppCache(configuration: configuration(clock))
+        try cache.cacheItems([Post(id: 1)], forKey: "a")
+        let calledBack = Locked(false)
+        do {
+            // Its deinit registers a fetch: it takes the lock the table of uses lets go under.
+            let captured = CallsBack { [weak cache] in
+                cache?.registerFetch(for: Plain.self) { _ in .notModified }
+                calledBack.withLock { $0 = true }
+            }
+            try await use(cache, "a") { _ in withExtendedLifetime(captured) { .notModified } }
+        }
+        #expect(!calledBack.withLock { $0 }, "remembered: not let go yet")
+        cache.registerFetch(for: Post.self, Server().fetch)
+        #expect(calledBack.withLock { $0 }, "let go by the registration, after the lock: its call back returned")
+    }
+
     @Test func aCacheWhoseFetchesCaptureItWeaklyGoesWithItsLastReference() async throws {
         let clock = CacheClock()
         weak var weakCache: AppCache?
