@@ -135,9 +135,15 @@ struct InspectorTests {
         try cache.cacheItems(MenuItem.sampleMenu(count: 1), forKey: "fine")
         let pack = URL(filePath: scratch.cacheRoot + "/version-1/user-ann/.pack")
         var bytes = try Data(contentsOf: pack)
-        withUnsafeBytes(of: seconds.bitPattern.littleEndian) { bytes.replaceSubrange(24..<32, with: $0) }
-        let checksum = bytes.prefix(32).withUnsafeBytes { CRC32.checksum($0) }
-        withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(32..<36, with: $0) }
+        // The first archive's record (kind 1), after the key table records (kind 4) its payload
+        // shares with the others.
+        var record = 0
+        while bytes[record + 2] != 1 {
+            record += 36 + Int(bytes[record + 4 ..< record + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+        }
+        withUnsafeBytes(of: seconds.bitPattern.littleEndian) { bytes.replaceSubrange(record + 24 ..< record + 32, with: $0) }
+        let checksum = bytes[record ..< record + 32].withUnsafeBytes { CRC32.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(record + 32 ..< record + 36, with: $0) }
         try bytes.write(to: pack)
 
         let table = try await inspect.run([scratch.cacheRoot], scratch: scratch.url)

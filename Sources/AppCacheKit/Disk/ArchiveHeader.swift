@@ -328,7 +328,7 @@ struct ArchiveHeader: Equatable, Sendable {
     }
 
     /// Whether `bytes` are exactly `text`'s UTF-8.
-    private static func spells(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func spells(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         let utf8 = text.utf8
         guard utf8.count == bytes.count else { return false }
         return utf8.withContiguousStorageIfAvailable { stored in

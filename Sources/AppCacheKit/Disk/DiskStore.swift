@@ -148,7 +148,7 @@ struct DiskStore: Sendable {
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) throws(AppCacheError) -> Read<Found> {
         if let packed = packs.locate(path, fileSystem: fileSystem, change: change) {
-            return Self.readPacked(packed, forKey: key, versions: versions, use)
+            return Self.readPacked(packed, forKey: key, versions: versions, keyTable: { packs.keyTable($0, for: packed, fileSystem: fileSystem) }, use)
         }
         do throws(SystemError) {
             return try fileSystem.withFileForReading(path, change: change) { opened throws(SystemError) -> Read<Found> in
@@ -233,7 +233,14 @@ struct DiskStore: Sendable {
         } catch {
             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
         }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+        return checked(header, payload: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]), of: facts, forKey: key, versions: versions, use)
+    }
+
+    /// ``checked(_:of:forKey:versions:_:)`` of an archive whose header was read already.
+    static func checked<Found>(
+        _ header: consuming ArchiveHeader, payload: UnsafeRawBufferPointer, of facts: FileFacts, forKey key: ArchiveKey,
+        versions: ReadableVersions, _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
+    ) -> Read<Found> {
         if let problem = check(header, for: key, versions: versions, payloadLength: payload.count) {
             return .damaged(problem, identity: facts.identity)
         }

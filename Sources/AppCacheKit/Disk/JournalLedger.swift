@@ -552,8 +552,11 @@ struct JournalLedger {
         readUnreadDirectories()
         var waste = packWaste()
         func usage() -> Int { (index?.totalBytes ?? 0) + waste.values.reduce(0, +) }
+        // The packs' key tables stay through a compaction while archives use them: they count
+        // with the live archives.
+        func tables(_ directory: String) -> Int { store.packs.keyTableBytes(inDirectory: directory) }
         while usage() > limit {
-            if let total = index?.totalBytes, total > limit, let victim = index?.nextVictim {
+            if let total = index?.totalBytes, total + waste.keys.reduce(0, { $0 + tables($1) }) > limit, let victim = index?.nextVictim {
                 announce([.willChange(path: victim.path, temporaryName: FileSystem.temporaryName())])
                 // Named from its header before it goes: the index knows paths only.
                 let named = store.summary(at: victim.path)
@@ -574,7 +577,9 @@ struct JournalLedger {
                 continue
             }
             // The live archives fit: the rest is packs' dead records, given back by compaction.
-            guard let directory = waste.max(by: { $0.value < $1.value })?.key, compactPack(inDirectory: directory) else { return }
+            guard let (directory, _) = waste.map({ ($0.key, $0.value - tables($0.key)) }).filter({ $0.1 > 0 }).max(by: { $0.1 < $1.1 }),
+                compactPack(inDirectory: directory)
+            else { return }
             waste[directory] = store.packs.waste(inDirectory: directory, fileSystem: store.fileSystem)
         }
     }

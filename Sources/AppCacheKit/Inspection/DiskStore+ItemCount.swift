@@ -17,11 +17,20 @@ extension DiskStore {
         let codec = summary.header.codec
         if summary.isPacked {
             guard let packed = packs.locate(path, fileSystem: fileSystem, change: nil), packed.entry.identity == summary.identity,
-                packed.entry.damage == nil, payloadLength <= packed.entry.bodyLength
+                packed.entry.damage == nil, case .success(let parsed) = Self.packedHeader(packed)
             else { return nil }
-            let payloadOffset = packed.entry.bodyOffset + packed.entry.bodyLength - payloadLength
+            // The payload as stored: whole, or (in the compact form, ``PackedArchive``) its
+            // values without the key table the pack shares, whose offset is their length.
+            let storedOffset = packed.entry.bodyOffset + parsed.length
+            let storedLength = packed.entry.bodyLength - parsed.length
+            guard parsed.keyTable != nil ? storedLength < payloadLength : storedLength == payloadLength else { return nil }
             return PayloadItemCount.count(codec: codec, payloadLength: payloadLength) { buffer, offset in
-                packed.file.read(into: buffer, count: buffer.count, at: payloadOffset + offset) == buffer.count
+                if offset >= 0, buffer.count <= storedLength - offset {
+                    return packed.file.read(into: buffer, count: buffer.count, at: storedOffset + offset) == buffer.count
+                }
+                guard parsed.keyTable != nil, offset == payloadLength - 4, buffer.count == 4 else { return false }
+                buffer.storeBytes(of: UInt32(truncatingIfNeeded: storedLength).littleEndian, as: UInt32.self)
+                return true
             }
         }
         return try? fileSystem.withFileForReading(path) { opened throws(SystemError) -> Int? in

@@ -19,7 +19,8 @@ struct LittleEndianFields {
     /// How many bytes were written.
     private(set) var offset = 0
 
-    fileprivate init(base: UnsafeMutableRawPointer, count: Int) {
+    /// Fields written over the `count` bytes at `base`, which the caller holds.
+    init(base: UnsafeMutableRawPointer, count: Int) {
         self.base = base
         self.count = count
     }

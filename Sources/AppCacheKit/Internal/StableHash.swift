@@ -41,4 +41,14 @@ extension StableHash {
         }
         return hash
     }
+
+    /// The 64-bit FNV-1a hash of `bytes`: names a key table a pack shares between its
+    /// archives (``PackedArchive``), where a read still checks the whole payload's CRC-32.
+    static func value64(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
 }

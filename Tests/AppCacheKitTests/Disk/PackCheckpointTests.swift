@@ -10,7 +10,7 @@ import Testing
 /// that is damaged, another pack's or outdated costs speed, never an answer.
 struct PackCheckpointTests {
     /// Enough one-item collections to write several checkpoints' worth of records.
-    static let count = 1_500
+    static let count = 2_200
 
     private func item(_ index: Int, version: Int = 0) -> [MenuItem] {
         var items = MenuItem.sampleMenu(count: 1, seed: index)

@@ -9,9 +9,10 @@ extension DiskStore {
     }
 
     /// ``read(at:forKey:versions:change:_:)`` of an archive in a pack: its bytes in one `pread`,
-    /// checked exactly as an archive file's.
+    /// checked exactly as an archive file's; in the compact form (``PackedArchive``), its payload
+    /// rebuilt first, with the pack's key table it names (`keyTable`).
     static func readPacked<Found>(
-        _ packed: PackTable.Located, forKey key: ArchiveKey, versions: ReadableVersions,
+        _ packed: PackTable.Located, forKey key: ArchiveKey, versions: ReadableVersions, keyTable: (UInt64) -> [UInt8]?,
         _ use: (consuming ArchiveRecord, UnsafeRawBufferPointer) -> Found
     ) -> Read<Found> {
         let entry = packed.entry
@@ -24,7 +25,25 @@ extension DiskStore {
         guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
             return .damaged(Problem(code: .corruptArchive, message: "The archive's record in its pack is cut short."), identity: facts.identity)
         }
-        return checked(UnsafeRawBufferPointer(buffer), of: facts, forKey: key, versions: versions, use)
+        let body = UnsafeRawBufferPointer(buffer)
+        guard PackedArchive.isPacked(body) else { return checked(body, of: facts, forKey: key, versions: versions, use) }
+        let parsed: PackedArchive.Parsed
+        do throws(ArchiveDefect) {
+            parsed = try PackedArchive.parse(body, expecting: key)
+        } catch {
+            return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
+        }
+        let stored = UnsafeRawBufferPointer(rebasing: body[parsed.length...])
+        guard let name = parsed.keyTable else { return checked(parsed.header, payload: stored, of: facts, forKey: key, versions: versions, use) }
+        guard let table = keyTable(name) else {
+            return .damaged(
+                Problem(code: .corruptArchive, message: "Unreadable archive: the key table its payload shares with its pack is missing or damaged."),
+                identity: facts.identity)
+        }
+        let payload = UnsafeMutableRawBufferPointer.allocate(byteCount: stored.count + table.count + 4, alignment: 16)
+        defer { payload.deallocate() }
+        table.withUnsafeBytes { PackedArchive.rebuild(values: stored, table: $0, into: payload) }
+        return checked(parsed.header, payload: UnsafeRawBufferPointer(payload), of: facts, forKey: key, versions: versions, use)
     }
 
     /// The header of an archive in a pack, and its date and size (what the record takes).
@@ -33,48 +52,50 @@ extension DiskStore {
         if let damage = entry.damage {
             return .unreadable("its newest record in its pack is damaged (\(damage))", size: entry.length)
         }
+        let header = packedHeader(packed)
+        // What the body would hold in an archive file's form: a shared key table is not read
+        // for a summary, so its length is taken as the header says (a read checks it).
+        var archiveLength = entry.bodyLength
+        if case .success(let parsed) = header, parsed.keyTable != nil,
+            let payload = Int(exactly: parsed.header.payloadLength), entry.bodyLength - parsed.length <= payload - 5
+        {
+            archiveLength = parsed.length + payload
+        }
         return summary(
-            of: packedHeader(packed), archiveLength: entry.bodyLength, size: entry.length, cachedDate: entry.cachedDate,
+            of: header.map { ($0.header, $0.length) }, archiveLength: archiveLength, size: entry.length, cachedDate: entry.cachedDate,
             identity: entry.identity, isPacked: true)
     }
 
-    /// Reads and parses the header at the start of a packed archive (at most its first 4 KiB,
-    /// then exactly the header's checked length).
-    private static func packedHeader(_ packed: PackTable.Located) -> Result<(ArchiveHeader, Int), ArchiveDefect> {
+    /// Reads and parses the header at the start of a packed archive, in either form (at most
+    /// its first 4 KiB, then the whole body if the header goes on past them).
+    static func packedHeader(_ packed: PackTable.Located) -> Result<PackedArchive.Parsed, ArchiveDefect> {
         let entry = packed.entry
-        func read(_ count: Int) -> Result<(ArchiveHeader, Int), ArchiveDefect>? {
+        func read(_ count: Int) -> Result<PackedArchive.Parsed, ArchiveDefect> {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
             defer { buffer.deallocate() }
             guard packed.file.read(into: buffer, count: count, at: entry.bodyOffset) == count else { return .failure(.truncated) }
-            let bytes = UnsafeRawBufferPointer(buffer)
-            let required: Int
-            do throws(ArchiveDefect) {
-                required = try ArchiveHeader.requiredLength(bytes)
-            } catch {
-                return .failure(error)
-            }
-            guard required <= entry.bodyLength else { return .failure(.truncated) }
-            guard required <= count else { return nil }
-            return Result { () throws(ArchiveDefect) in try ArchiveHeader.parse(bytes) }
+            return Result { () throws(ArchiveDefect) in try PackedArchive.parseBody(UnsafeRawBufferPointer(buffer)) }
         }
         let prefix = min(entry.bodyLength, 4096)
-        if let result = read(prefix) { return result }
-        return read(entry.bodyLength) ?? .failure(.truncated)
+        let first = read(prefix)
+        guard case .failure(.truncated) = first, prefix < entry.bodyLength else { return first }
+        return read(entry.bodyLength)
     }
 
     /// The hash of the file name of the archive whose bytes start `bytes` (its header's names
-    /// under `layout`), or `nil` when no archive header reads there: how a pack names the
-    /// collection whose damaged record a stretch of damage begins.
+    /// under `layout`, in either form), or `nil` when no archive header reads there: how a pack
+    /// names the collection whose damaged record a stretch of damage begins.
     static func nameHash(ofArchive bytes: UnsafeRawBufferPointer, layout: CacheLayout) -> UInt64? {
-        guard let header = try? ArchiveHeader.parse(bytes) else { return nil }
-        return StableHash.value64(layout.archivePath(for: ArchiveKey(user: header.0.user, cacheName: header.0.cacheName, key: header.0.key)).name)
+        guard let header = try? PackedArchive.parseBody(bytes).header else { return nil }
+        return StableHash.value64(layout.archivePath(for: ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key)).name)
     }
 
     /// The path of the packed archive `packed`, from its header's names: `nil` when its header
     /// does not read, names another directory's collection, or does not hash to the record's
     /// name (damage, which a read of the collection finds and removes).
     func packedPath(of packed: PackTable.Located, in directory: String) -> CachePath? {
-        guard case .success(let (header, _)) = Self.packedHeader(packed) else { return nil }
+        guard case .success(let parsed) = Self.packedHeader(packed) else { return nil }
+        let header = parsed.header
         let path = layout.archivePath(for: ArchiveKey(user: header.user, cacheName: header.cacheName, key: header.key))
         guard path.directory == directory, StableHash.value64(path.name) == packed.hash else { return nil }
         return path
@@ -100,9 +121,9 @@ extension DiskStore {
             for position in positions {
                 length += PackRecord.prefixLength + headers[position].encodedLength + archives[position].record.payload.count
             }
-            var appending = PackTable.Appending(reservingCapacity: length)
+            var appending = PackTable.Appending(reservingCapacity: length, sharedTables: packs.sharedTables(in: directory))
             for position in positions {
-                appending.addArchive(
+                appending.addPacked(
                     header: headers[position], payload: archives[position].record.payload, nameHash: StableHash.value64(archives[position].path.name),
                     sequence: UniqueNumbers.next(), cachedDate: archives[position].record.cachedDate)
             }

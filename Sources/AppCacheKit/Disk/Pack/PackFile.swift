@@ -274,8 +274,9 @@ struct PackFile: Sendable {
                 withUnsafeMutableBytes(of: &hash) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position + 8..<position + 16])) }
                 names.append(UInt64(littleEndian: hash))
             }
-            if position > offset, bytes[position] == ArchiveHeader.magic[0], bytes[position + 1] == ArchiveHeader.magic[1],
-                bytes[position + 2] == ArchiveHeader.magic[2], bytes[position + 3] == ArchiveHeader.magic[3],
+            let startsHeader = bytes[position] == ArchiveHeader.magic[0] && bytes[position + 1] == ArchiveHeader.magic[1]
+                && bytes[position + 2] == ArchiveHeader.magic[2] && bytes[position + 3] == ArchiveHeader.magic[3]
+            if position > offset, startsHeader || PackedArchive.isPacked(UnsafeRawBufferPointer(rebasing: bytes[position...])),
                 let hash = identify(UnsafeRawBufferPointer(rebasing: bytes[position...]))
             {
                 names.append(hash)

@@ -63,8 +63,17 @@ struct PackIndex {
         case damaged(String)
     }
 
+    /// Where a key table's record is (``PackRecord/Kind/keyTable``): the first of its newest
+    /// two copies whose prefix checked when read (the other is the record after it).
+    struct TableSpot: Equatable, Sendable {
+        var offset: Int
+        var bodyLength: Int
+    }
+
     /// The live archives, by the hash of their file names.
     private(set) var entries: [UInt64: Stored] = [:]
+    /// The key tables the pack's archives share, by name (the hash of their bytes).
+    private(set) var tables: [UInt64: TableSpot] = [:]
     /// Why each damaged entry is damaged.
     private var damageReasons: [UInt64: String] = [:]
     /// Whether this index holds only the records after ``end`` it started at, a checkpoint
@@ -79,11 +88,14 @@ struct PackIndex {
     private(set) var end = 0
     /// The bytes the live archives' records take.
     private(set) var liveBytes = 0
+    /// The bytes the key tables' records take: not an archive's, and not given back by a
+    /// compaction while an archive uses them.
+    private(set) var tableBytes = 0
     /// The stretches of damage met, in the pack's order.
     private(set) var damage: [Damage] = []
 
     /// The bytes of records no longer live (replaced, removed, re-dated) and of damage.
-    var deadBytes: Int { end - liveBytes }
+    var deadBytes: Int { end - liveBytes - tableBytes }
 
     /// An index of a whole pack, read from its start.
     init() {}
@@ -124,6 +136,18 @@ struct PackIndex {
             }
             if continuesCheckpoint { overrides[record.nameHash] = .removed }
             return Applied(entry: nil, wasLive: old != nil)
+        case .keyTable:
+            // Kept until a compaction finds no archive that uses it; a copy whose date is damage
+            // names nothing.
+            tableBytes += record.length
+            // The newest pair of copies names the table (a writer that found the older ones
+            // damaged wrote it again); the pair's second copy is the record after the first.
+            if damage == nil {
+                let spot = tables[record.nameHash]
+                let isSecondCopy = spot.map { $0.offset + PackRecord.prefixLength + $0.bodyLength == offset } ?? false
+                if !isSecondCopy { tables[record.nameHash] = TableSpot(offset: offset, bodyLength: record.bodyLength) }
+            }
+            return Applied(entry: nil, wasLive: false)
         case .redating:
             guard entries[record.nameHash] != nil else {
                 // Of an archive the checkpoint may hold: kept for when it is looked up.

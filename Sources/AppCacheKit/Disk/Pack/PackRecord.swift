@@ -8,21 +8,28 @@ import Foundation
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 2 | magic `0xAC 0x50` |
-/// | 2 | 1 | kind: 1 an archive, 2 a removal, 3 a new cached date |
+/// | 2 | 1 | kind: 1 an archive, 2 a removal, 3 a new cached date, 4 a key table |
 /// | 3 | 1 | reserved, 0 |
-/// | 4 | 4 | body length: the archive's bytes (header and payload, exactly as an archive file holds them); 0 for the other kinds |
-/// | 8 | 8 | the archive's file name, hashed (``StableHash/value64(_:)``) |
+/// | 4 | 4 | body length: the archive's bytes (its header and payload as an archive file holds them, or in the compact form of ``PackedArchive``), or the key table's; 0 for the other kinds |
+/// | 8 | 8 | the archive's file name, hashed (``StableHash/value64(_:)``); a key table's name (the hash of its bytes) |
 /// | 16 | 8 | the write's sequence number: which version of the archive this is (its ``FileVersion``) |
 /// | 24 | 8 | the cached date, the bit pattern of its `timeIntervalSinceReferenceDate` |
 /// | 32 | 4 | CRC-32 of bytes 0..<32 |
 ///
 /// The prefix checks itself; the body is an archive, whose header and payload carry their own
-/// checksums and names, so a read checks it exactly as it checks an archive file.
+/// checksums and names, so a read checks it exactly as it checks an archive file. A key
+/// table's body is the table (the key table of binary payloads, ``BinaryFormat``, that the
+/// pack's archives share: see ``PackedArchive``) and its CRC-32; a writer appends two copies of
+/// it, one after the other, so that a damaged byte in one costs no archive.
 struct PackRecord: Equatable, Sendable {
     enum Kind: UInt8, Sendable {
         case archive = 1
         case removal = 2
         case redating = 3
+        case keyTable = 4
+
+        /// Whether a record of this kind has a body.
+        var hasBody: Bool { self == .archive || self == .keyTable }
     }
 
     static let prefixLength = 36
@@ -54,7 +61,16 @@ struct PackRecord: Equatable, Sendable {
     /// Appends the prefix's bytes to `bytes`, in place.
     func appendPrefix(to bytes: inout [UInt8]) {
         let start = bytes.count
-        bytes.appendFields(count: Self.prefixLength - 4) { fields in
+        bytes.append(contentsOf: repeatElement(0, count: Self.prefixLength))
+        writePrefix(into: &bytes, at: start)
+    }
+
+    /// Writes the prefix's bytes over the ``prefixLength`` bytes of `bytes` from `start`: where
+    /// a record whose body length was known only once its body was written keeps its prefix.
+    func writePrefix(into bytes: inout [UInt8], at start: Int) {
+        precondition(start >= 0 && start + Self.prefixLength <= bytes.count, "a prefix written within the bytes")
+        bytes.withUnsafeMutableBytes { buffer in
+            var fields = LittleEndianFields(base: buffer.baseAddress! + start, count: Self.prefixLength)
             fields.put(Self.magic.0)
             fields.put(Self.magic.1)
             fields.put(kind.rawValue)
@@ -63,8 +79,8 @@ struct PackRecord: Equatable, Sendable {
             fields.put(nameHash)
             fields.put(sequence)
             fields.put(cachedDate.timeIntervalSinceReferenceDate.bitPattern)
+            fields.put(CRC32.checksum(UnsafeRawBufferPointer(start: buffer.baseAddress! + start, count: Self.prefixLength - 4)))
         }
-        bytes.appendLittleEndian(bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) })
     }
 
     /// What a record's prefix said.
@@ -88,7 +104,7 @@ struct PackRecord: Equatable, Sendable {
             return .damaged("a record has an unknown magic or kind")
         }
         let bodyLength = Int(load(4) as UInt32)
-        guard kind == .archive ? bodyLength > 0 && bodyLength <= maximumBodyLength : bodyLength == 0 else {
+        guard kind.hasBody ? bodyLength > 0 && bodyLength <= maximumBodyLength : bodyLength == 0 else {
             return .damaged("a record claims a body of \(bodyLength) bytes")
         }
         let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: load(24)))

@@ -72,7 +72,14 @@ final class PackTable: Sendable {
         /// How much of the pack the checkpoint on disk covers, as this process knows (a writer's
         /// knowledge, to tell when to write the next one); `nil`: not looked at yet.
         var checkpointedEnd: Int?
+        /// The key tables of the pack read so far (``PackedArchive``), by name.
+        var keyTables: [UInt64: [UInt8]] = [:]
     }
+
+    /// A pack shares a binary payload's key table (``PackedArchive``) only while it holds fewer
+    /// than this many: past it, payloads keep theirs (models whose key names are data, such as
+    /// dictionaries, would otherwise add a table per archive).
+    static let maximumSharedTables = 64
 
     private let slots = BlockingLock<[String: Slot]>([:])
     /// How many times this process found a pack holding other than the records written to it:
@@ -106,6 +113,8 @@ final class PackTable: Sendable {
         let entry: PackIndex.Entry
         /// The hash of the archive's file name (``StableHash/value64(_:)``).
         let hash: UInt64
+        /// The user directory whose pack it is.
+        let directory: String
     }
 
     /// How many times this process found a pack holding other than what was written to it (see
@@ -138,7 +147,7 @@ final class PackTable: Sendable {
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true)
             guard let entry = entry(hash, in: &slot, directory, fileSystem), let file = slot.file else { return nil }
-            return Located(file: file, entry: entry, hash: hash)
+            return Located(file: file, entry: entry, hash: hash, directory: directory)
         }
     }
 
@@ -216,7 +225,7 @@ final class PackTable: Sendable {
             }
             let index = slot.index
             return .success(index.entries.sorted { $0.value.offset < $1.value.offset }.map {
-                Located(file: file, entry: index.entry(of: $0.value, hash: $0.key), hash: $0.key)
+                Located(file: file, entry: index.entry(of: $0.value, hash: $0.key), hash: $0.key, directory: directory)
             })
         }
         switch result {
@@ -230,10 +239,18 @@ final class PackTable: Sendable {
     struct Appending {
         private(set) var records: [PackRecord] = []
         private(set) var bytes: [UInt8] = []
+        /// The key tables the records use, by name, each once: the append writes those the
+        /// pack lacks before the records.
+        private(set) var keyTables: [(name: UInt64, bytes: [UInt8])] = []
+        /// The key tables the pack held as the writer last saw it, and those added here:
+        /// whether a payload shares its table (see ``maximumSharedTables``).
+        private var sharedTables: Set<UInt64> = []
 
-        /// Nothing yet, with room for `byteCount` bytes.
-        init(reservingCapacity byteCount: Int = 0) {
+        /// Nothing yet, with room for `byteCount` bytes; `sharedTables` are the names of the
+        /// key tables the pack holds, as the writer last saw it.
+        init(reservingCapacity byteCount: Int = 0, sharedTables: Set<UInt64> = []) {
             bytes.reserveCapacity(byteCount)
+            self.sharedTables = sharedTables
         }
 
         /// One record with no body: a removal or a re-dating.
@@ -266,6 +283,121 @@ final class PackTable: Sendable {
             precondition(bytes.count - start == record.length, "a header's encoded length is what it encodes")
             return record
         }
+
+        /// Adds an archive in the compact form of ``PackedArchive``: its prefix, its header,
+        /// then its payload, without the payload's key table when the pack shares it.
+        ///
+        /// - Returns: the record's prefix.
+        @discardableResult
+        mutating func addPacked(header: ArchiveHeader, payload: Data, nameHash: UInt64, sequence: UInt64, cachedDate: Date) -> PackRecord {
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: PackRecord.prefixLength))
+            payload.withUnsafeBytes { payload in
+                var table: UInt64?
+                var stored = payload
+                if header.codec == PayloadCodec.binary.headerValue, let range = PackedArchive.sharableKeyTable(of: payload) {
+                    table = share(UnsafeRawBufferPointer(rebasing: payload[range]))
+                    if table != nil { stored = UnsafeRawBufferPointer(rebasing: payload[..<range.lowerBound]) }
+                }
+                PackedArchive.append(header, keyTable: table, to: &bytes)
+                bytes.append(contentsOf: stored)
+            }
+            let record = PackRecord(
+                kind: .archive, bodyLength: bytes.count - start - PackRecord.prefixLength, nameHash: nameHash, sequence: sequence,
+                cachedDate: cachedDate)
+            record.writePrefix(into: &bytes, at: start)
+            records.append(record)
+            return record
+        }
+
+        /// The name of the pack's key table `table` is, noted for the append; `nil` when the
+        /// pack shares no more tables (the payload keeps its own).
+        private mutating func share(_ table: UnsafeRawBufferPointer) -> UInt64? {
+            // A batch's archives are mostly of one model: the last table first.
+            if let last = keyTables.last, last.bytes.count == table.count,
+                last.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, table.baseAddress!, table.count) == 0 })
+            {
+                return last.name
+            }
+            let name = StableHash.value64(table)
+            if keyTables.contains(where: { $0.name == name }) { return name }
+            guard sharedTables.contains(name) || sharedTables.count < PackTable.maximumSharedTables else { return nil }
+            sharedTables.insert(name)
+            keyTables.append((name, Array(table)))
+            return name
+        }
+    }
+
+    /// The names of the key tables `directory`'s pack holds, as this process last saw it: what
+    /// a writer's ``Appending`` starts from.
+    func sharedTables(in directory: String) -> Set<UInt64> {
+        slots.withLock { slots in slots[directory].map { Set($0.index.tables.keys) } ?? [] }
+    }
+
+    /// The bytes of a key table's record body: the table, then its CRC-32.
+    private static func keyTableBody(_ table: [UInt8]) -> [UInt8] {
+        var body = table
+        body.appendLittleEndian(table.withUnsafeBytes { CRC32.checksum($0) })
+        return body
+    }
+
+    /// The key table `name` of the pack `file` at the record at `offset`, or at the record after
+    /// it (its second copy), checked: its prefix, its CRC-32 and its name.
+    private static func readKeyTable(_ name: UInt64, in file: PackFile, at offset: Int) -> [UInt8]? {
+        var offset = offset
+        for _ in 0..<2 {
+            guard let (record, _) = file.record(at: offset), record.kind == .keyTable, record.nameHash == name else { return nil }
+            let next = offset + record.length
+            if record.bodyLength > 4, record.bodyLength <= PackedArchive.maximumSharedTableLength + 4 {
+                var body = [UInt8](repeating: 0, count: record.bodyLength)
+                let filled = body.withUnsafeMutableBytes { file.read(into: $0, count: record.bodyLength, at: offset + PackRecord.prefixLength) }
+                if filled == record.bodyLength {
+                    let table = Array(body[..<(body.count - 4)])
+                    let checks = table.withUnsafeBytes { CRC32.checksum($0) == body.readLittleEndian(at: body.count - 4) && StableHash.value64($0) == name }
+                    if checks { return table }
+                }
+            }
+            offset = next
+        }
+        return nil
+    }
+
+    /// The key table `name` of the pack that holds `located` (``PackedArchive``): from what this
+    /// process read of it, else from its record, found through the index, the checkpoint, or
+    /// the pack read again (a table written with the archive after the last read).
+    ///
+    /// - Returns: `nil` when the pack holds no such table that checks: the archive is damaged.
+    func keyTable(_ name: UInt64, for located: Located, fileSystem: FileSystem) -> [UInt8]? {
+        let found = slots.withLock { slots -> [UInt8]? in
+            guard var slot = slots.removeValue(forKey: located.directory) else { return nil }
+            defer { slots[located.directory] = slot }
+            guard slot.file?.number == located.file.number else { return nil }
+            if let table = slot.keyTables[name] { return table }
+            func read(_ slot: Slot) -> [UInt8]? {
+                var spot = slot.index.tables[name]?.offset
+                if spot == nil, let checkpoint = slot.checkpoint, case .found(let entry) = checkpoint.lookup(name) { spot = entry.offset }
+                return spot.flatMap { Self.readKeyTable(name, in: located.file, at: $0) }
+            }
+            // Not found, or damaged: the records appended since the last read may hold it (or
+            // a writer's new copies of it).
+            var table = read(slot)
+            if table == nil {
+                try? refresh(&slot, located.directory, fileSystem, change: nil, writable: false, lookup: slot.checkpoint != nil)
+                guard slot.file?.number == located.file.number else { return nil }
+                table = read(slot)
+            }
+            if let table { slot.keyTables[name] = table }
+            return table
+        }
+        if let found { return found }
+        // The pack this process holds is another one now (compacted, or made again): the
+        // tables of the one the archive was read from are found by reading it.
+        var index = PackIndex()
+        var size = stat()
+        guard fstat(located.file.descriptor, &size) == 0 else { return nil }
+        _ = located.file.scan(into: &index, upTo: Int(size.st_size), maximumBodyLength: Self.maximumBodyLength)
+        guard let spot = index.tables[name] else { return nil }
+        return Self.readKeyTable(name, in: located.file, at: spot.offset)
     }
 
     /// Appends `records` to `directory`'s pack in one `write`, creating it (and the directory)
@@ -313,17 +445,48 @@ final class PackTable: Sendable {
             removeCheckpoint(of: directory, fileSystem)
             slot.checkpointedEnd = 0
         }
-        guard slot.size + appending.bytes.count <= maximumSize else {
+        // The key tables the records use that the pack lacks go first, two copies each, in
+        // the same write (a pack made again, or compacted by another process, since the
+        // records were built may lack ones the writer saw).
+        var tableRecords: [PackRecord] = []
+        var written = appending.bytes
+        // A table whose copies are both damaged is written again: the archives of this
+        // append would be misses otherwise, and every later one of their model.
+        let missing = appending.keyTables.filter { table in
+            guard let spot = slot.index.tables[table.name] else { return true }
+            if slot.keyTables[table.name] == nil, let stored = Self.readKeyTable(table.name, in: file, at: spot.offset) {
+                slot.keyTables[table.name] = stored
+            }
+            return slot.keyTables[table.name] != table.bytes
+        }
+        if !missing.isEmpty {
+            var tables: [UInt8] = []
+            for table in missing {
+                let body = Self.keyTableBody(table.bytes)
+                for _ in 0..<2 {
+                    let record = PackRecord(kind: .keyTable, bodyLength: body.count, nameHash: table.name, sequence: UniqueNumbers.next(), cachedDate: Date())
+                    record.appendPrefix(to: &tables)
+                    tables.append(contentsOf: body)
+                    tableRecords.append(record)
+                }
+                slot.keyTables[table.name] = table.bytes
+            }
+            written = tables + appending.bytes
+        }
+        guard slot.size + written.count <= maximumSize else {
             // Past the bound a reader takes a pack for damage: the caller writes files.
             throw SystemError(operation: "append (the pack would pass \(maximumSize) bytes)", errorNumber: EFBIG, path: display)
         }
         do throws(SystemError) {
-            try fileSystem.writeAll(file.descriptor, appending.bytes, display)
+            try fileSystem.writeAll(file.descriptor, written, display)
         } catch {
             // A partial append is not whole records: cut it off now rather than leave it
             // for the next writer.
             _ = SystemCalls.ftruncate(file.descriptor, off_t(slot.index.end))
             throw error
+        }
+        for record in tableRecords {
+            slot.index.apply(record, at: slot.index.end)
         }
         var entries: [PackIndex.Applied] = []
         entries.reserveCapacity(appending.records.count)
@@ -344,9 +507,10 @@ final class PackTable: Sendable {
         return (entries, damage)
     }
 
-    /// The bytes `directory`'s pack takes beyond its live records (replaced and removed
-    /// records, damage, a torn tail), checked against the file now: what a compaction would
-    /// give back. Call holding the lock file's lock.
+    /// The bytes `directory`'s pack takes beyond its live archives' records (replaced and
+    /// removed records, damage, a torn tail, and its key tables), checked against the file now:
+    /// what a compaction would give back, but for the key tables its archives use
+    /// (``keyTableBytes(inDirectory:)``). Call holding the lock file's lock.
     func waste(inDirectory directory: String, fileSystem: FileSystem) -> Int {
         slots.withLock { slots in
             // Taken out while it changes, so that its index is changed in place, not copied.
@@ -356,6 +520,13 @@ final class PackTable: Sendable {
             guard slot.file != nil else { return 0 }
             return max(slot.size - slot.index.liveBytes, 0)
         }
+    }
+
+    /// The bytes the key tables of `directory`'s pack take, as this process last saw it: part
+    /// of its ``waste(inDirectory:fileSystem:)``, but not given back by a compaction while its
+    /// archives use them.
+    func keyTableBytes(inDirectory directory: String) -> Int {
+        slots.withLock { slots in slots[directory]?.index.tableBytes ?? 0 }
     }
 
     /// How many more bytes `directory`'s pack, as this process last saw it, can take and stay
@@ -411,6 +582,8 @@ final class PackTable: Sendable {
             // of up to the buffer's size, the new one written in runs of records: a few system
             // calls per megabyte, not three per record.
             var window = 0..<0
+            // The key tables the archives kept use: they follow the archives, and no other.
+            var usedTables: Set<UInt64> = []
             var output: [UInt8] = []
             output.reserveCapacity(Self.compactionWriteSize + Self.maximumBodyLength)
             for (hash, entry) in slot.index.entries.sorted(by: { $0.value.offset < $1.value.offset }) where !entry.isDamaged {
@@ -426,13 +599,26 @@ final class PackTable: Sendable {
                     window = entry.bodyOffset..<(entry.bodyOffset + filled)
                 }
                 let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[(body.lowerBound - window.lowerBound)..<(body.upperBound - window.lowerBound)])
+                if PackedArchive.isPacked(bytes), let table = try? PackedArchive.parse(bytes).keyTable { usedTables.insert(table) }
                 record.appendPrefix(to: &output)
-                output.append(contentsOf: UnsafeRawBufferPointer(
-                    rebasing: buffer[(body.lowerBound - window.lowerBound)..<(body.upperBound - window.lowerBound)]))
+                output.append(contentsOf: bytes)
                 compacted.apply(record, at: compacted.end)
                 if output.count >= Self.compactionWriteSize {
                     try fileSystem.writeAll(descriptor, output, temporaryDisplay)
                     output.removeAll(keepingCapacity: true)
+                }
+            }
+            for name in usedTables.sorted() {
+                guard let spot = slot.index.tables[name],
+                    let table = slot.keyTables[name] ?? Self.readKeyTable(name, in: file, at: spot.offset)
+                else { continue }
+                let body = Self.keyTableBody(table)
+                for _ in 0..<2 {
+                    let record = PackRecord(kind: .keyTable, bodyLength: body.count, nameHash: name, sequence: UniqueNumbers.next(), cachedDate: Date())
+                    record.appendPrefix(to: &output)
+                    output.append(contentsOf: body)
+                    compacted.apply(record, at: compacted.end)
                 }
             }
             if !output.isEmpty { try fileSystem.writeAll(descriptor, output, temporaryDisplay) }
@@ -459,6 +645,7 @@ final class PackTable: Sendable {
             slot.checkpoint = nil
             slot.looked = [:]
             slot.checkpointedEnd = 0
+            slot.keyTables = slot.keyTables.filter { usedTables.contains($0.key) }
             slots[directory] = slot
         } catch {
             SystemCalls.close(descriptor)
@@ -499,9 +686,13 @@ final class PackTable: Sendable {
                 return .failure(SystemError(operation: "read", errorNumber: EIO, path: fileSystem.displayPath(PackFile.path(in: directory))))
             }
             let binding = PackCheckpoint.Binding(pack: file.number, coveredEnd: slot.index.end, lastRecord: (last, checksum))
+            // The key tables too, under their names: a reader that starts from the checkpoint
+            // finds them as it finds archives.
             let entries = slot.index.entries.map { hash, entry in
                 PackCheckpoint.Entry(
                     hash: hash, offset: entry.offset, bodyLength: entry.bodyLength, isDamaged: entry.isDamaged, redatedAt: entry.redatedAt)
+            } + slot.index.tables.map { name, spot in
+                PackCheckpoint.Entry(hash: name, offset: spot.offset, bodyLength: spot.bodyLength, isDamaged: false, redatedAt: nil)
             }
             return .success((binding, entries))
         }
@@ -577,6 +768,7 @@ final class PackTable: Sendable {
                 slot.reportedDamage = 0
                 slot.checkpoint = nil
                 slot.looked = [:]
+                slot.keyTables = [:]
                 slot.checkpointedEnd = nil
                 // (A pack smaller than a checkpoint's interval never has one worth reading.)
                 if lookup, !writable, openedSize >= Self.checkpointInterval,
