@@ -195,7 +195,10 @@ struct DamagedArchives {
         attempt(good + Data([0]), "one byte appended")
         attempt(good + Data(repeating: 0xFF, count: 40), "40 bytes of 0xFF appended")
         let body = start + 36
-        let headerLength = Self.headerLength(good.subdata(in: body..<good.count))
+        // A packed archive's header is in the pack's compact form (varints), or (in packs of
+        // earlier builds) an archive file's.
+        let compactHeader = Self.compactHeaderLength(good.subdata(in: body..<good.count))
+        let headerLength = compactHeader ?? Self.headerLength(good.subdata(in: body..<good.count))
         let flipped = quick
             ? Array((start * 8)..<((body + headerLength) * 8)) + stride(from: (body + headerLength) * 8, to: good.count * 8, by: 7).map { $0 }
             : Array((start * 8)..<(good.count * 8))
@@ -225,8 +228,11 @@ struct DamagedArchives {
         for (offset, size, name) in [(2, 1, "record kind"), (4, 4, "body length"), (8, 8, "name hash"), (16, 8, "sequence"), (24, 8, "cached date")] {
             edit(start + offset, size, name, fixing: fixPrefix, keepsOther: false)
         }
-        // The archive header's fields, its checksum made right again.
-        for field in Self.fields(formatVersion: Self.formatVersion(good.subdata(in: body..<good.count))) {
+        // The archive header's fields, its checksum made right again: in the compact form, each
+        // byte of it (its varints then claim other values, lengths and fields).
+        let fields = compactHeader.map { length in (2..<(length - 4)).map { (offset: $0, size: 1, name: "compact header byte \($0)") } }
+            ?? Self.fields(formatVersion: Self.formatVersion(good.subdata(in: body..<good.count)))
+        for field in fields {
             edit(body + field.offset, field.size, field.name, fixing: { bytes in
                 let checksum = CRC32.checksum(bytes[body..<(body + headerLength - 4)])
                 for byte in 0..<4 { bytes[body + headerLength - 4 + byte] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(byte))) }
@@ -266,6 +272,34 @@ struct DamagedArchives {
         case 2: return 68 + length(56) + length(60) + length(64) + 4
         default: return 76 + length(56) + length(60) + length(64) + length(68) + length(72) + 4
         }
+    }
+
+    /// The length of the compact header (magic `0xAC 0x43`) a pack record's body starts with,
+    /// read as the archive format describes it; `nil` for a body in an archive file's form.
+    static func compactHeaderLength(_ bytes: Data) -> Int? {
+        let bytes = [UInt8](bytes)
+        guard bytes.count > 2, bytes[0] == 0xAC, bytes[1] == 0x43 else { return nil }
+        var offset = 2
+        func varint() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while offset < bytes.count, shift < 64 {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            return value
+        }
+        _ = varint()  // format version
+        let fields = varint()
+        for _ in 0..<3 { _ = varint() }  // codec, flags, schema version
+        for bit in 0..<3 where fields & (1 << bit) != 0 { _ = varint() }  // expiry, threshold, decoded size
+        _ = varint()  // payload length
+        offset += 4 + (fields & (1 << 8) != 0 ? 8 : 0)  // payload checksum, key table
+        for bit in [3, -1, 4, 5, 6, 7] where bit < 0 || fields & (1 << UInt64(bit)) != 0 { offset += Int(varint()) }  // the names
+        return offset + 4
     }
 
     /// Recomputes the header checksum where the original header had it.

@@ -18,9 +18,10 @@ import Foundation
 ///
 /// The prefix checks itself; the body is an archive, whose header and payload carry their own
 /// checksums and names, so a read checks it exactly as it checks an archive file. A key
-/// table's body is the table (the key table of binary payloads, ``BinaryFormat``, that the
-/// pack's archives share: see ``PackedArchive``) and its CRC-32; a writer appends two copies of
-/// it, one after the other, so that a damaged byte in one costs no archive.
+/// table's body is the table's length (4 bytes), the table (the key table of binary payloads,
+/// ``BinaryFormat``, that the pack's archives share: see ``PackedArchive``) and a CRC-32 of both;
+/// a writer appends two copies of it, the first padded with zeros so that the second starts a
+/// new 4 KiB page: a damaged byte, or a lost page, costs one copy and no archive.
 struct PackRecord: Equatable, Sendable {
     enum Kind: UInt8, Sendable {
         case archive = 1

@@ -334,12 +334,32 @@ final class PackTable: Sendable {
         slots.withLock { slots in slots[directory].map { Set($0.index.tables.keys) } ?? [] }
     }
 
-    /// The bytes of a key table's record body: the table, then its CRC-32.
-    private static func keyTableBody(_ table: [UInt8]) -> [UInt8] {
-        var body = table
-        body.appendLittleEndian(table.withUnsafeBytes { CRC32.checksum($0) })
-        return body
+    /// The records of `table`'s two copies, and their bytes, for a pack whose next record
+    /// starts at `offset`: each body the table's length (4 bytes), the table, and a CRC-32 of
+    /// both; the first copy padded with zeros so that the second starts a new 4 KiB page, where
+    /// a page the disk loses or zeroes takes at most one of them.
+    private static func keyTableRecords(_ name: UInt64, _ table: [UInt8], at offset: Int) -> (records: [PackRecord], bytes: [UInt8]) {
+        var body: [UInt8] = []
+        body.appendLittleEndian(UInt32(table.count))
+        body += table
+        body.appendLittleEndian(body.withUnsafeBytes { CRC32.checksum($0) })
+        let end = offset + PackRecord.prefixLength + body.count
+        let padding = (keyTablePage - end % keyTablePage) % keyTablePage
+        var records: [PackRecord] = []
+        var bytes: [UInt8] = []
+        for copy in 0..<2 {
+            let length = body.count + (copy == 0 ? padding : 0)
+            let record = PackRecord(kind: .keyTable, bodyLength: length, nameHash: name, sequence: UniqueNumbers.next(), cachedDate: Date())
+            record.appendPrefix(to: &bytes)
+            bytes += body
+            if copy == 0 { bytes.append(contentsOf: repeatElement(0, count: padding)) }
+            records.append(record)
+        }
+        return (records, bytes)
     }
+
+    /// The page a key table's two copies never share (see ``keyTableRecords(_:_:at:)``).
+    private static let keyTablePage = 4096
 
     /// The key table `name` of the pack `file` at the record at `offset`, or at the record after
     /// it (its second copy), checked: its prefix, its CRC-32 and its name.
@@ -348,13 +368,15 @@ final class PackTable: Sendable {
         for _ in 0..<2 {
             guard let (record, _) = file.record(at: offset), record.kind == .keyTable, record.nameHash == name else { return nil }
             let next = offset + record.length
-            if record.bodyLength > 4, record.bodyLength <= PackedArchive.maximumSharedTableLength + 4 {
+            if record.bodyLength > 8, record.bodyLength <= PackedArchive.maximumSharedTableLength + 8 + keyTablePage {
                 var body = [UInt8](repeating: 0, count: record.bodyLength)
                 let filled = body.withUnsafeMutableBytes { file.read(into: $0, count: record.bodyLength, at: offset + PackRecord.prefixLength) }
-                if filled == record.bodyLength {
-                    let table = Array(body[..<(body.count - 4)])
-                    let checks = table.withUnsafeBytes { CRC32.checksum($0) == body.readLittleEndian(at: body.count - 4) && StableHash.value64($0) == name }
-                    if checks { return table }
+                let length = filled == record.bodyLength ? Int(body.readLittleEndian(at: 0) as UInt32) : Int.max
+                if length <= body.count - 8 {
+                    let table = Array(body[4..<(4 + length)])
+                    let checks = body.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[..<(4 + length)])) }
+                        == body.readLittleEndian(at: 4 + length)
+                    if checks, table.withUnsafeBytes({ StableHash.value64($0) }) == name { return table }
                 }
             }
             offset = next
@@ -369,10 +391,12 @@ final class PackTable: Sendable {
     /// - Returns: `nil` when the pack holds no such table that checks: the archive is damaged.
     func keyTable(_ name: UInt64, for located: Located, fileSystem: FileSystem) -> [UInt8]? {
         let found = slots.withLock { slots -> [UInt8]? in
+            // Most reads: a table read before, of the pack held now.
+            if let slot = slots[located.directory], slot.file?.number == located.file.number, let table = slot.keyTables[name] { return table }
+            // Taken out while it changes, so that its index is changed in place, not copied.
             guard var slot = slots.removeValue(forKey: located.directory) else { return nil }
             defer { slots[located.directory] = slot }
             guard slot.file?.number == located.file.number else { return nil }
-            if let table = slot.keyTables[name] { return table }
             func read(_ slot: Slot) -> [UInt8]? {
                 var spot = slot.index.tables[name]?.offset
                 if spot == nil, let checkpoint = slot.checkpoint, case .found(let entry) = checkpoint.lookup(name) { spot = entry.offset }
@@ -394,7 +418,7 @@ final class PackTable: Sendable {
         // tables of the one the archive was read from are found by reading it.
         var index = PackIndex()
         var size = stat()
-        guard fstat(located.file.descriptor, &size) == 0 else { return nil }
+        guard SystemCalls.fstat(located.file.descriptor, &size) == 0 else { return nil }
         _ = located.file.scan(into: &index, upTo: Int(size.st_size), maximumBodyLength: Self.maximumBodyLength)
         guard let spot = index.tables[name] else { return nil }
         return Self.readKeyTable(name, in: located.file, at: spot.offset)
@@ -462,13 +486,9 @@ final class PackTable: Sendable {
         if !missing.isEmpty {
             var tables: [UInt8] = []
             for table in missing {
-                let body = Self.keyTableBody(table.bytes)
-                for _ in 0..<2 {
-                    let record = PackRecord(kind: .keyTable, bodyLength: body.count, nameHash: table.name, sequence: UniqueNumbers.next(), cachedDate: Date())
-                    record.appendPrefix(to: &tables)
-                    tables.append(contentsOf: body)
-                    tableRecords.append(record)
-                }
+                let made = Self.keyTableRecords(table.name, table.bytes, at: slot.index.end + tables.count)
+                tables += made.bytes
+                tableRecords += made.records
                 slot.keyTables[table.name] = table.bytes
             }
             written = tables + appending.bytes
@@ -613,13 +633,9 @@ final class PackTable: Sendable {
                 guard let spot = slot.index.tables[name],
                     let table = slot.keyTables[name] ?? Self.readKeyTable(name, in: file, at: spot.offset)
                 else { continue }
-                let body = Self.keyTableBody(table)
-                for _ in 0..<2 {
-                    let record = PackRecord(kind: .keyTable, bodyLength: body.count, nameHash: name, sequence: UniqueNumbers.next(), cachedDate: Date())
-                    record.appendPrefix(to: &output)
-                    output.append(contentsOf: body)
-                    compacted.apply(record, at: compacted.end)
-                }
+                let made = Self.keyTableRecords(name, table, at: compacted.end)
+                output += made.bytes
+                for record in made.records { compacted.apply(record, at: compacted.end) }
             }
             if !output.isEmpty { try fileSystem.writeAll(descriptor, output, temporaryDisplay) }
             var info = stat()
