@@ -137,6 +137,22 @@ enum BinaryFormat {
     static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
+
+    /// Stores `value` as a varint at `address`, which has room for 10 bytes.
+    ///
+    /// - Returns: the bytes stored (1 to 10).
+    @inline(__always)
+    static func storeVarint(_ value: UInt64, at address: UnsafeMutableRawPointer) -> Int {
+        var value = value
+        var count = 0
+        while value >= 0x80 {
+            address.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: count, as: UInt8.self)
+            count += 1
+            value >>= 7
+        }
+        address.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
+        return count + 1
+    }
 }
 
 /// A growable byte buffer written through a pointer: appending is a bounds check and a store.
@@ -190,14 +206,7 @@ struct ByteWriter {
     @inline(__always)
     mutating func varint(_ value: UInt64) {
         reserve(10)
-        var value = value
-        while value >= 0x80 {
-            base.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: count, as: UInt8.self)
-            count += 1
-            value >>= 7
-        }
-        base.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
-        count += 1
+        count += BinaryFormat.storeVarint(value, at: base + count)
     }
 
     @inline(__always)

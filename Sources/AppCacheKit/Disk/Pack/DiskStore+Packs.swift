@@ -121,7 +121,10 @@ extension DiskStore {
             for position in positions {
                 length += PackRecord.prefixLength + headers[position].encodedLength + archives[position].record.payload.count
             }
-            var appending = PackTable.Appending(reservingCapacity: length, sharedTables: packs.sharedTables(in: directory))
+            let shared = packs.sharedTables(in: directory)
+            var appending = PackTable.Appending(
+                reservingCapacity: length, sharedTables: shared.names,
+                sharesNewTables: shared.archives + positions.count >= PackTable.minimumArchivesSharingTables)
             for position in positions {
                 appending.addPacked(
                     header: headers[position], payload: archives[position].record.payload, nameHash: StableHash.value64(archives[position].path.name),

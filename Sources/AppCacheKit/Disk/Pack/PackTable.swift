@@ -248,10 +248,15 @@ final class PackTable: Sendable {
 
         /// Nothing yet, with room for `byteCount` bytes; `sharedTables` are the names of the
         /// key tables the pack holds, as the writer last saw it.
-        init(reservingCapacity byteCount: Int = 0, sharedTables: Set<UInt64> = []) {
+        init(reservingCapacity byteCount: Int = 0, sharedTables: Set<UInt64> = [], sharesNewTables: Bool = true) {
             bytes.reserveCapacity(byteCount)
             self.sharedTables = sharedTables
+            self.sharesNewTables = sharesNewTables
         }
+
+        /// Whether a table the pack does not hold yet is shared: only in a pack of enough
+        /// archives (``minimumArchivesSharingTables``) to pay for its two copies' page.
+        private var sharesNewTables = true
 
         /// One record with no body: a removal or a re-dating.
         init(_ record: PackRecord) {
@@ -321,7 +326,7 @@ final class PackTable: Sendable {
             }
             let name = StableHash.value64(table)
             if keyTables.contains(where: { $0.name == name }) { return name }
-            guard sharedTables.contains(name) || sharedTables.count < PackTable.maximumSharedTables else { return nil }
+            guard sharedTables.contains(name) || (sharesNewTables && sharedTables.count < PackTable.maximumSharedTables) else { return nil }
             sharedTables.insert(name)
             keyTables.append((name, Array(table)))
             return name
@@ -330,9 +335,13 @@ final class PackTable: Sendable {
 
     /// The names of the key tables `directory`'s pack holds, as this process last saw it: what
     /// a writer's ``Appending`` starts from.
-    func sharedTables(in directory: String) -> Set<UInt64> {
-        slots.withLock { slots in slots[directory].map { Set($0.index.tables.keys) } ?? [] }
+    func sharedTables(in directory: String) -> (names: Set<UInt64>, archives: Int) {
+        slots.withLock { slots in slots[directory].map { (Set($0.index.tables.keys), $0.index.entries.count) } ?? ([], 0) }
     }
+
+    /// A pack starts sharing a key table once it holds this many archives (with the ones being
+    /// appended): a table's two copies take up to a page, which a few archives would not save.
+    static let minimumArchivesSharingTables = 64
 
     /// The records of `table`'s two copies, and their bytes, for a pack whose next record
     /// starts at `offset`: each body the table's length (4 bytes), the table, and a CRC-32 of

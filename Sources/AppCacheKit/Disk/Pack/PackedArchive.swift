@@ -251,14 +251,7 @@ private struct VarintWriter {
     }
 
     mutating func varint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            base.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: count, as: UInt8.self)
-            count += 1
-            value >>= 7
-        }
-        base.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
-        count += 1
+        count += BinaryFormat.storeVarint(value, at: base + count)
     }
 
     mutating func fixed<T: FixedWidthInteger>(_ value: T) {
