@@ -23,7 +23,7 @@ extension DiskStore {
             // values without the key table the pack shares, whose offset is their length.
             let storedOffset = packed.entry.bodyOffset + parsed.length
             let storedLength = packed.entry.bodyLength - parsed.length
-            guard parsed.keyTable != nil ? storedLength < payloadLength : storedLength == payloadLength else { return nil }
+            guard parsed.holdsPayload(storedLength: storedLength) else { return nil }
             return PayloadItemCount.count(codec: codec, payloadLength: payloadLength) { buffer, offset in
                 if offset >= 0, buffer.count <= storedLength - offset {
                     return packed.file.read(into: buffer, count: buffer.count, at: storedOffset + offset) == buffer.count

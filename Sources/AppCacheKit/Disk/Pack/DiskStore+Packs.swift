@@ -56,10 +56,8 @@ extension DiskStore {
         // What the body would hold in an archive file's form: a shared key table is not read
         // for a summary, so its length is taken as the header says (a read checks it).
         var archiveLength = entry.bodyLength
-        if case .success(let parsed) = header, parsed.keyTable != nil,
-            let payload = Int(exactly: parsed.header.payloadLength), entry.bodyLength - parsed.length <= payload - 5
-        {
-            archiveLength = parsed.length + payload
+        if case .success(let parsed) = header, parsed.keyTable != nil, parsed.holdsPayload(storedLength: entry.bodyLength - parsed.length) {
+            archiveLength = parsed.length + Int(parsed.header.payloadLength)
         }
         return summary(
             of: header.map { ($0.header, $0.length) }, archiveLength: archiveLength, size: entry.length, cachedDate: entry.cachedDate,

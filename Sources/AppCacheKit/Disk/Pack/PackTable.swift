@@ -245,6 +245,9 @@ final class PackTable: Sendable {
         /// The key tables the pack held as the writer last saw it, and those added here:
         /// whether a payload shares its table (see ``maximumSharedTables``).
         private var sharedTables: Set<UInt64> = []
+        /// Whether a table the pack does not hold yet is shared: only in a pack of enough
+        /// archives (``minimumArchivesSharingTables``) to pay for its two copies' page.
+        private var sharesNewTables = true
 
         /// Nothing yet, with room for `byteCount` bytes; `sharedTables` are the names of the
         /// key tables the pack holds, as the writer last saw it.
@@ -253,10 +256,6 @@ final class PackTable: Sendable {
             self.sharedTables = sharedTables
             self.sharesNewTables = sharesNewTables
         }
-
-        /// Whether a table the pack does not hold yet is shared: only in a pack of enough
-        /// archives (``minimumArchivesSharingTables``) to pay for its two copies' page.
-        private var sharesNewTables = true
 
         /// One record with no body: a removal or a re-dating.
         init(_ record: PackRecord) {
@@ -271,7 +270,9 @@ final class PackTable: Sendable {
             record.appendPrefix(to: &bytes)
         }
 
-        /// Adds an archive: its prefix, its header encoded in place, then its payload.
+        /// Adds an archive in an archive file's form: its prefix, its header encoded in place,
+        /// then its payload. What earlier builds wrote, and still read; the tests write it to
+        /// show that such packs still read (writers use ``addPacked(header:payload:nameHash:sequence:cachedDate:)``).
         ///
         /// - Returns: the record's prefix.
         @discardableResult
@@ -400,8 +401,11 @@ final class PackTable: Sendable {
     /// - Returns: `nil` when the pack holds no such table that checks: the archive is damaged.
     func keyTable(_ name: UInt64, for located: Located, fileSystem: FileSystem) -> [UInt8]? {
         let found = slots.withLock { slots -> [UInt8]? in
-            // Most reads: a table read before, of the pack held now.
-            if let slot = slots[located.directory], slot.file?.number == located.file.number, let table = slot.keyTables[name] { return table }
+            // Most reads: a table read before, of the pack held now (looked at in place, the
+            // slot not copied).
+            if slots[located.directory]?.file?.number == located.file.number, let table = slots[located.directory]?.keyTables[name] {
+                return table
+            }
             // Taken out while it changes, so that its index is changed in place, not copied.
             guard var slot = slots.removeValue(forKey: located.directory) else { return nil }
             defer { slots[located.directory] = slot }
@@ -629,7 +633,7 @@ final class PackTable: Sendable {
                 }
                 let record = PackRecord(kind: .archive, bodyLength: entry.bodyLength, nameHash: hash, sequence: entry.sequence, cachedDate: entry.cachedDate)
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[(body.lowerBound - window.lowerBound)..<(body.upperBound - window.lowerBound)])
-                if PackedArchive.isPacked(bytes), let table = try? PackedArchive.parse(bytes).keyTable { usedTables.insert(table) }
+                if let table = try? PackedArchive.parse(bytes).keyTable { usedTables.insert(table) }
                 record.appendPrefix(to: &output)
                 output.append(contentsOf: bytes)
                 compacted.apply(record, at: compacted.end)

@@ -134,6 +134,14 @@ enum PackedArchive {
         var length: Int
         /// The name of the pack's key table the payload's is, if it is.
         var keyTable: UInt64?
+
+        /// Whether `storedLength` bytes after the header can be the header's payload: all of it,
+        /// or (with the pack's key table) its values, which leave room for a table of at least
+        /// one byte and its 4-byte offset. The exact length is checked once the table is read.
+        func holdsPayload(storedLength: Int) -> Bool {
+            guard let payloadLength = Int(exactly: header.payloadLength) else { return false }
+            return keyTable == nil ? storedLength == payloadLength : storedLength <= payloadLength - 5
+        }
     }
 
     /// Reads the header at the start of `body`, checking its checksum.
@@ -215,17 +223,9 @@ enum PackedArchive {
         return Parsed(header: header, length: length, keyTable: nil)
     }
 
-    /// The length of the payload a body of `storedLength` payload bytes holds, with `table`
-    /// its key table when it is the pack's; `nil` when the stored bytes cannot be one (damage).
-    static func payloadLength(stored storedLength: Int, keyTable table: Int?) -> Int? {
-        guard let table else { return storedLength }
-        guard storedLength <= Int(UInt32.max) else { return nil }
-        return storedLength + table + 4
-    }
-
     /// Writes the payload whose values are `values` and whose key table is `table` into
-    /// `buffer` (exactly ``payloadLength(stored:keyTable:)`` bytes): the values, the table,
-    /// then the values' length, which is where the table starts.
+    /// `buffer` (exactly their lengths and 4 bytes more): the values, the table, then the
+    /// values' length, which is where the table starts.
     static func rebuild(values: UnsafeRawBufferPointer, table: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) {
         precondition(buffer.count == values.count + table.count + 4, "a payload rebuilt into a buffer of its size")
         guard let base = buffer.baseAddress else { return }
