@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -62,11 +62,13 @@ import MenuModel
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
           --seed N       the random seed (default: from the clock; printed)
+          --layout L     how the crash, two-process and budget modes store archives: packs
+                         (small ones in their user's pack; the default) or files (each its own)
           --keep         keep the work directory
         """
 
@@ -93,6 +95,10 @@ struct AppCacheTorture {
                 guard let value = arguments.first.flatMap({ UInt64($0) }) else { fail("--seed needs a number") }
                 seed = value
                 arguments.removeFirst()
+            case "--layout":
+                guard let layout = arguments.first, ["packs", "files"].contains(layout) else { fail("--layout needs packs or files") }
+                setenv(TortureLayout.variable, layout, 1)
+                arguments.removeFirst()
             case "--help", "-h":
                 print(usage)
                 return
@@ -105,7 +111,7 @@ struct AppCacheTorture {
         } catch {
             fail("cannot create \(base.path(percentEncoded: false)): \(error)")
         }
-        print("appcache-torture: \(quick ? "quick" : "long") run, seed \(seed), work directory \(base.path(percentEncoded: false))")
+        print("appcache-torture: \(quick ? "quick" : "long") run, seed \(seed), \(TortureLayout.isFiles ? "files" : "packs") layout, work directory \(base.path(percentEncoded: false))")
         let report = Report()
         let started = Date()
         var random = SeededRandom(seed: seed)

@@ -72,6 +72,7 @@ struct BudgetMode {
         report.episodes += 1
         // Both gone: a fresh cache's diskUsage is what the disk holds, within the budget.
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: BudgetWriter.users[0])
+        TortureLayout.apply(to: &configuration)
         configuration.diskByteLimit = budget
         configuration.writeBackDelay = .zero
         let report = report

@@ -55,6 +55,7 @@ struct BudgetWriter {
         let problems = Shared<[String]>([])
         let sharesRoot = options.owner != nil
         var configuration = AppCache.Configuration(rootDirectory: options.root, schemaVersion: "1", user: Self.users[0])
+        TortureLayout.apply(to: &configuration)
         configuration.writeBackDelay = .zero
         configuration.diskByteLimit = options.budget
         configuration.memoryEntryLimit = 8

@@ -104,6 +104,7 @@ struct CrashMode {
             }
         }
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        TortureLayout.apply(to: &configuration)
         configuration.diskByteLimit = budget
         configuration.writeBackDelay = .zero
         configuration.diagnostics = { problem in violations.withLock { $0.append("diagnostics: \(problem)") } }
@@ -287,6 +288,7 @@ struct TwoProcessMode {
         let checks = RootChecks(root: root)
         let violations = Shared<[String]>([])
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        TortureLayout.apply(to: &configuration)
         configuration.diskByteLimit = budget
         configuration.diagnostics = { problem in violations.withLock { $0.append("diagnostics: \(problem)") } }
         do {

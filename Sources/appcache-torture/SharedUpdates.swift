@@ -79,6 +79,7 @@ struct SharedUpdates {
     private func verify(root: URL, round: Int) {
         do {
             var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+            TortureLayout.apply(to: &configuration)
             configuration.flushesAtExit = false
             let items = try AppCache(configuration: configuration).getCachedItems(AppendedItem.self, forKey: "shared") ?? []
             for owner in ["A", "B"] {
@@ -102,6 +103,7 @@ struct SharedUpdates {
     /// kept changing the collection).
     static func appendAsChild(root: URL, owner: String, count: Int) throws {
         var configuration = AppCache.Configuration(rootDirectory: root, schemaVersion: "1", user: "u0")
+        TortureLayout.apply(to: &configuration)
         configuration.diagnostics = { problem in
             if problem.code != .busy { emit("VIOLATION diagnostics: \(problem)") }
         }

@@ -85,6 +85,7 @@ struct Worker {
         sequence = options.sequenceStart
         user = options.users[0]
         var configuration = AppCache.Configuration(rootDirectory: options.root, schemaVersion: options.schemaVersion, user: user)
+        TortureLayout.apply(to: &configuration)
         configuration.writeBackDelay = options.writeBackDelay
         configuration.diskByteLimit = options.diskByteLimit
         configuration.memoryEntryLimit = options.memoryEntries
@@ -286,6 +287,7 @@ struct Worker {
         if case .some(.none) = seenEvents[key], items == nil { return }
         // Tell whether the disk or this process's memory is behind: a fresh instance reads the disk.
         var configuration = AppCache.Configuration(rootDirectory: options.root, schemaVersion: options.schemaVersion, user: user)
+        TortureLayout.apply(to: &configuration)
         configuration.memoryEntryLimit = 0
         let fresh = (try? AppCache(configuration: configuration).getCachedItems(TortureItem.self, forKey: key))?.map { $0[0].sequence }
         emit("VIOLATION coherence: \(other)'s \(key) was written as \(sequence), this process read \(items.map { "write \($0[0].sequence)" } ?? "nothing") (the disk holds \(fresh.map { "write \($0)" } ?? "nothing"))")
