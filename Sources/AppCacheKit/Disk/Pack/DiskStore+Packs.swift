@@ -20,30 +20,43 @@ extension DiskStore {
         if let damage = entry.damage {
             return .damaged(Problem(code: .corruptArchive, message: "The archive's newest record in its pack is damaged (\(damage))."), identity: facts.identity)
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.bodyLength, alignment: 16)
+        // Room after the body for any key table of the pack read so far (the one the archive
+        // shares, if any, most likely), so that its payload is rebuilt in place.
+        var room = 0
+        for table in packed.keyTables.values { room = max(room, table.count + 4) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.bodyLength + room, alignment: 16)
         defer { buffer.deallocate() }
         guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
             return .damaged(Problem(code: .corruptArchive, message: "The archive's record in its pack is cut short."), identity: facts.identity)
         }
-        let body = UnsafeRawBufferPointer(buffer)
+        let body = UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength])
         guard PackedArchive.isPacked(body) else { return checked(body, of: facts, forKey: key, versions: versions, use) }
-        let parsed: PackedArchive.Parsed
+        let header: ArchiveHeader
+        let headerLength: Int
+        let sharedTable: UInt64?
         do throws(ArchiveDefect) {
-            parsed = try PackedArchive.parse(body, expecting: key)
+            (header, headerLength, sharedTable) = try PackedArchive.parse(body, expecting: key).parts()
         } catch {
             return .damaged(Problem(code: .corruptArchive, message: "Unreadable archive: \(error)."), identity: facts.identity)
         }
-        let stored = UnsafeRawBufferPointer(rebasing: body[parsed.length...])
-        guard let name = parsed.keyTable else { return checked(parsed.header, payload: stored, of: facts, forKey: key, versions: versions, use) }
-        guard let table = keyTable(name) else {
+        let stored = UnsafeRawBufferPointer(rebasing: body[headerLength...])
+        guard let name = sharedTable else { return checked(header, payload: stored, of: facts, forKey: key, versions: versions, use) }
+        guard let table = packed.keyTables[name] ?? keyTable(name) else {
             return .damaged(
                 Problem(code: .corruptArchive, message: "Unreadable archive: the key table its payload shares with its pack is missing or damaged."),
                 identity: facts.identity)
         }
+        if table.count + 4 <= room {
+            // The table and the offset go after the values, where the buffer has room.
+            let payload = UnsafeMutableRawBufferPointer(rebasing: buffer[headerLength..<(entry.bodyLength + table.count + 4)])
+            table.withUnsafeBytes { PackedArchive.rebuild(afterValues: stored.count, table: $0, in: payload) }
+            return checked(header, payload: UnsafeRawBufferPointer(payload), of: facts, forKey: key, versions: versions, use)
+        }
         let payload = UnsafeMutableRawBufferPointer.allocate(byteCount: stored.count + table.count + 4, alignment: 16)
         defer { payload.deallocate() }
-        table.withUnsafeBytes { PackedArchive.rebuild(values: stored, table: $0, into: payload) }
-        return checked(parsed.header, payload: UnsafeRawBufferPointer(payload), of: facts, forKey: key, versions: versions, use)
+        if let values = stored.baseAddress { payload.baseAddress!.copyMemory(from: values, byteCount: stored.count) }
+        table.withUnsafeBytes { PackedArchive.rebuild(afterValues: stored.count, table: $0, in: payload) }
+        return checked(header, payload: UnsafeRawBufferPointer(payload), of: facts, forKey: key, versions: versions, use)
     }
 
     /// The header of an archive in a pack, and its date and size (what the record takes).

@@ -115,6 +115,9 @@ final class PackTable: Sendable {
         let hash: UInt64
         /// The user directory whose pack it is.
         let directory: String
+        /// The pack's key tables this process had read when it located the archive: what a
+        /// read of an archive that shares one finds without asking the table again.
+        var keyTables: [UInt64: [UInt8]] = [:]
     }
 
     /// How many times this process found a pack holding other than what was written to it (see
@@ -147,7 +150,7 @@ final class PackTable: Sendable {
             defer { slots[directory] = slot }
             try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true)
             guard let entry = entry(hash, in: &slot, directory, fileSystem), let file = slot.file else { return nil }
-            return Located(file: file, entry: entry, hash: hash, directory: directory)
+            return Located(file: file, entry: entry, hash: hash, directory: directory, keyTables: slot.keyTables)
         }
     }
 

@@ -135,6 +135,12 @@ enum PackedArchive {
         /// The name of the pack's key table the payload's is, if it is.
         var keyTable: UInt64?
 
+        /// The header, its length and the shared table's name, taken apart without copying the
+        /// header (a read hands it on).
+        consuming func parts() -> (header: ArchiveHeader, length: Int, keyTable: UInt64?) {
+            (header, length, keyTable)
+        }
+
         /// Whether `storedLength` bytes after the header can be the header's payload: all of it,
         /// or (with the pack's key table) its values, which leave room for a table of at least
         /// one byte and its 4-byte offset. The exact length is checked once the table is read.
@@ -223,15 +229,14 @@ enum PackedArchive {
         return Parsed(header: header, length: length, keyTable: nil)
     }
 
-    /// Writes the payload whose values are `values` and whose key table is `table` into
-    /// `buffer` (exactly their lengths and 4 bytes more): the values, the table, then the
-    /// values' length, which is where the table starts.
-    static func rebuild(values: UnsafeRawBufferPointer, table: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) {
-        precondition(buffer.count == values.count + table.count + 4, "a payload rebuilt into a buffer of its size")
+    /// Completes the payload in `buffer`, whose first `valueCount` bytes are its values: the
+    /// key table `table` after them, then their length, which is where the table starts.
+    /// `buffer` holds exactly the values, the table and 4 bytes more.
+    static func rebuild(afterValues valueCount: Int, table: UnsafeRawBufferPointer, in buffer: UnsafeMutableRawBufferPointer) {
+        precondition(buffer.count == valueCount + table.count + 4, "a payload rebuilt into a buffer of its size")
         guard let base = buffer.baseAddress else { return }
-        if let source = values.baseAddress { base.copyMemory(from: source, byteCount: values.count) }
-        if let source = table.baseAddress { (base + values.count).copyMemory(from: source, byteCount: table.count) }
-        (base + values.count + table.count).storeBytes(of: UInt32(values.count).littleEndian, as: UInt32.self)
+        if let source = table.baseAddress { (base + valueCount).copyMemory(from: source, byteCount: table.count) }
+        (base + valueCount + table.count).storeBytes(of: UInt32(valueCount).littleEndian, as: UInt32.self)
     }
 }
 
