@@ -52,4 +52,11 @@ int appcache_futex_wake(const uint32_t *word);
 /// Whether this platform has the futex calls above (Linux).
 int appcache_futex_available(void);
 
+/// Opens `path` (relative, one or more components) under the directory `directory`, following
+/// no symbolic link in any component and never leaving `directory`: `openat2` with
+/// `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH` on Linux, `O_NOFOLLOW_ANY` on Apple platforms.
+/// Returns the descriptor, or -1 with `errno` set: `ELOOP` (or `EXDEV`) when a link is in the
+/// way, `ENOSYS` where the system cannot open this way (Linux before 5.6, `seccomp` filters).
+int appcache_open_beneath(int directory, const char *path, int flags, unsigned int mode);
+
 #endif

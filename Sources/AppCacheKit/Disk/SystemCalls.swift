@@ -1,3 +1,4 @@
+import AppCacheAtomics
 import Foundation
 #if canImport(Darwin)
 import Darwin
@@ -36,6 +37,19 @@ enum SystemCalls {
             Glibc.openat(directory, name, flags, mode)
             #endif
         }
+    }
+
+    /// Opens `path`, a relative path of more than one component, under `directory` in one call,
+    /// following no symbolic link in any component and never leaving `directory`
+    /// (`appcache_open_beneath`): -1 with `errno` `ELOOP` or `EXDEV` when a link is in the way,
+    /// `ENOSYS` where the system cannot open so (and for in-memory files): the caller then opens
+    /// one component at a time.
+    static func openBeneath(_ directory: Int32, _ path: String, _ flags: Int32) -> Int32 {
+        if MemoryFiles.owns(directory) {
+            errno = ENOSYS
+            return -1
+        }
+        return path.withCString { appcache_open_beneath(directory, $0, flags, 0) }
     }
 
     @discardableResult

@@ -110,6 +110,26 @@ struct HostileFilesTests {
         #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 1)])
     }
 
+    /// A fresh instance opens the user's pack in one call that follows no link: a user
+    /// directory linked to a directory outside the root holding a valid pack of the very same
+    /// collection is a miss, never that collection, and the link goes; the pack stays as it was.
+    @Test func aLinkedUserDirectoryHoldingAValidPackIsAMiss() throws {
+        let fixture = try Fixture()
+        try fixture.openCache().cacheItems([Plain(value: 1)])
+        #expect(try fixture.openCache().getCachedItems(Plain.self) == [Plain(value: 1)], "the pack reads where it belongs")
+        let elsewhere = try TemporaryDirectory()
+        let userPath = fixture.layout().userPath("alice")
+        let moved = elsewhere.path + "/user-alice"
+        try FileManager.default.moveItem(atPath: userPath, toPath: moved)
+        try FileManager.default.createSymbolicLink(atPath: userPath, withDestinationPath: moved)
+        let pack = try Data(contentsOf: URL(filePath: moved + "/.pack"))
+        #expect(try fixture.openCache().getCachedItems(Plain.self) == nil)
+        #expect(!isSymbolicLink(userPath))
+        #expect(fixture.diagnostics.errors.contains { $0.message.contains("symbolic link") })
+        #expect(try Data(contentsOf: URL(filePath: moved + "/.pack")) == pack)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved) == [".pack"])
+    }
+
     // Looks at archive files: each collection a file of its own.
     @Test func aSymlinkAtAnArchiveIsAMissAndItsTargetIsNeverRead() throws {
         let fixture = try Fixture(layout: .filePerCollection)

@@ -26,7 +26,9 @@ extension DiskStore {
         for table in packed.keyTables.values { room = max(room, table.count + 4) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.bodyLength + room, alignment: 16)
         defer { buffer.deallocate() }
-        guard packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) == entry.bodyLength else {
+        if let read = packed.body, read.count == entry.bodyLength {
+            read.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        } else if packed.file.read(into: buffer, count: entry.bodyLength, at: entry.bodyOffset) != entry.bodyLength {
             return .damaged(Problem(code: .corruptArchive, message: "The archive's record in its pack is cut short."), identity: facts.identity)
         }
         let body = UnsafeRawBufferPointer(rebasing: buffer[..<entry.bodyLength])

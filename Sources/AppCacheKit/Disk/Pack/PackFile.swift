@@ -73,6 +73,9 @@ struct PackFile: Sendable {
         let path = path(in: directory)
         // Named for errors and reports only: not built on the way to an open pack.
         var display: String { fileSystem.displayPath(path) }
+        if !writable, let opened = openForReading(in: directory, fileSystem: fileSystem) {
+            return opened.pack
+        }
         let held: Int32?
         do {
             held = try fileSystem.openDirectory(of: path, create: writable)
@@ -106,6 +109,26 @@ struct PackFile: Sendable {
         }
         if writable { throw SystemError(operation: "open", errorNumber: EINVAL, path: display) }
         return nil
+    }
+
+    /// A reader's open of `directory`'s pack in one system call, from the version directory,
+    /// following no link on the way (``SystemCalls/openBeneath(_:_:_:)``): what the directory's
+    /// own open and close would cost again on every first read of a pack.
+    ///
+    /// - Returns: `.some(nil)` when no pack (or user directory) is there, or something other
+    ///   than a regular file; `.some(pack)` when it opened; `nil` when a link is in the way or
+    ///   the system cannot open so: ``open(in:writable:fileSystem:)`` then opens the directory
+    ///   first, as a writer does, and deals with the link.
+    private static func openForReading(in directory: String, fileSystem: FileSystem) -> (pack: (PackFile, size: Int)?, Void)? {
+        let descriptor = SystemCalls.openBeneath(
+            fileSystem.version.descriptor, directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno == ENOENT ? (nil, ()) : nil }
+        var info = stat()
+        guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            SystemCalls.close(descriptor)
+            return (nil, ())
+        }
+        return ((PackFile(descriptor: descriptor, number: FileID(info), isWritable: false), Int(clamping: info.st_size)), ())
     }
 
     /// Which file is at `directory`'s pack path now, and its size: one `fstatat`. The path is
@@ -148,6 +171,24 @@ struct PackFile: Sendable {
     func scan(
         into index: inout PackIndex, upTo size: Int, maximumBodyLength: Int, identify: (UnsafeRawBufferPointer) -> UInt64? = { _ in nil }
     ) -> Stop {
+        var unwanted: ReadBody?
+        return scan(into: &index, upTo: size, maximumBodyLength: maximumBodyLength, identify: identify, keeping: nil, &unwanted)
+    }
+
+    /// The body of an archive's record as a scan read it: the bytes from `offset`.
+    struct ReadBody {
+        /// Where the body is in the pack.
+        var offset: Int
+        var bytes: [UInt8]
+    }
+
+    /// ``scan(into:upTo:maximumBodyLength:identify:)``, keeping in `kept` the body of the last
+    /// archive record it read whose name hashes to `wanted`, when the scan's reads held the body
+    /// whole: the read that follows a lookup then needs no `pread` of its own.
+    func scan(
+        into index: inout PackIndex, upTo size: Int, maximumBodyLength: Int, identify: (UnsafeRawBufferPointer) -> UInt64?,
+        keeping wanted: UInt64?, _ kept: inout ReadBody?
+    ) -> Stop {
         guard size <= Self.maximumSize else { return .damaged("the pack is larger than any pack can be") }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -185,6 +226,11 @@ struct PackFile: Sendable {
                 case .record(let record):
                     guard start + position + record.length <= size else { return .incomplete }
                     index.apply(record, at: start + position)
+                    if record.nameHash == wanted, record.kind == .archive {
+                        let body = position + PackRecord.prefixLength
+                        kept = position + record.length <= filled
+                            ? ReadBody(offset: start + body, bytes: Array(buffer[body..<(position + record.length)])) : nil
+                    }
                     position += record.length
                 }
             }

@@ -118,6 +118,9 @@ final class PackTable: Sendable {
         /// The pack's key tables this process had read when it located the archive: what a
         /// read of an archive that shares one finds without asking the table again.
         var keyTables: [UInt64: [UInt8]] = [:]
+        /// The archive's body as the scan that located it read it, when that scan held it
+        /// whole: what its read takes instead of a `pread` (``PackFile/scan(into:upTo:maximumBodyLength:identify:keeping:_:)``).
+        var body: [UInt8]?
     }
 
     /// How many times this process found a pack holding other than what was written to it (see
@@ -148,9 +151,12 @@ final class PackTable: Sendable {
             // Taken out while it changes, so that its index is changed in place, not copied.
             var slot = slots.removeValue(forKey: directory) ?? Slot()
             defer { slots[directory] = slot }
-            try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true)
+            var read: PackFile.ReadBody?
+            try? refresh(&slot, directory, fileSystem, change: change, writable: false, lookup: true, keeping: hash, &read)
             guard let entry = entry(hash, in: &slot, directory, fileSystem), let file = slot.file else { return nil }
-            return Located(file: file, entry: entry, hash: hash, directory: directory, keyTables: slot.keyTables)
+            return Located(
+                file: file, entry: entry, hash: hash, directory: directory, keyTables: slot.keyTables,
+                body: read?.offset == entry.bodyOffset ? read?.bytes : nil)
         }
     }
 
@@ -767,6 +773,16 @@ final class PackTable: Sendable {
     private func refresh(
         _ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem, change: UInt64?, writable: Bool, lookup: Bool = false
     ) throws(SystemError) {
+        var unwanted: PackFile.ReadBody?
+        try refresh(&slot, directory, fileSystem, change: change, writable: writable, lookup: lookup, keeping: nil, &unwanted)
+    }
+
+    /// ``refresh(_:_:_:change:writable:lookup:)``, keeping in `read` the body of the archive
+    /// whose name hashes to `wanted` if the records it reads hold it whole.
+    private func refresh(
+        _ slot: inout Slot, _ directory: String, _ fileSystem: FileSystem, change: UInt64?, writable: Bool, lookup: Bool,
+        keeping wanted: UInt64?, _ read: inout PackFile.ReadBody?
+    ) throws(SystemError) {
         if !lookup, slot.checkpoint != nil {
             // Every archive is wanted: the records the checkpoint covers are read after all.
             slot.checkpoint = nil
@@ -816,7 +832,8 @@ final class PackTable: Sendable {
         }
         if size > slot.index.end, let file = slot.file {
             let from = slot.index.end
-            slot.stop = file.scan(into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength, identify: identify)
+            slot.stop = file.scan(
+                into: &slot.index, upTo: size, maximumBodyLength: Self.maximumBodyLength, identify: identify, keeping: wanted, &read)
             scanned.withLock { $0 += slot.index.end - from }
             reportDamage(in: &slot, directory, fileSystem)
         } else {
