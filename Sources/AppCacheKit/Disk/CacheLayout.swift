@@ -32,10 +32,21 @@ struct CacheLayout: Sendable {
     var isCaseInsensitive = false
 
     init(rootDirectory: URL, schemaVersion: String) {
-        var path = rootDirectory.standardizedFileURL.path(percentEncoded: false)
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        rootPath = path
+        rootPath = Self.rootPath(of: rootDirectory)
         versionDirectoryName = FileName.bounded(stem: Self.versionPrefix + FileName.encode(schemaVersion))
+    }
+
+    /// The path of `rootDirectory` as `standardizedFileURL` gives it, without a trailing slash.
+    ///
+    /// A path with no dot segment and no empty one is its own standard form: it is taken as it
+    /// is, since standardizing builds a new URL, which cost more than all of opening's other
+    /// path work.
+    static func rootPath(of rootDirectory: URL) -> String {
+        var path = rootDirectory.path(percentEncoded: false)
+        let isStandard = !path.isEmpty && !path.contains("//") && !path.split(separator: "/").contains { $0 == "." || $0 == ".." }
+        if !isStandard { path = rootDirectory.standardizedFileURL.path(percentEncoded: false) }
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
     }
 
     /// The directory of the current app schema version.

@@ -112,7 +112,7 @@ final class CacheServices: Sendable {
 
         init?(_ configuration: AppCache.Configuration) {
             guard configuration.sharesServices, configuration.faults == nil else { return nil }
-            root = configuration.rootDirectory.standardizedFileURL.path
+            root = CacheLayout.rootPath(of: configuration.rootDirectory)
             schemaVersion = configuration.schemaVersion
             user = configuration.user
             memoryByteLimit = configuration.memoryByteLimit
@@ -123,7 +123,7 @@ final class CacheServices: Sendable {
             payloadCodec = configuration.payloadCodec
             lockTimeout = configuration.lockTimeout
             isAppExtension = configuration.isAppExtension
-            fileProtection = configuration.fileProtection.map { "\($0)" }
+            fileProtection = configuration.fileProtection?.rawValue
             defaultStalenessThreshold = configuration.defaultStalenessThreshold
             stalenessThresholds = configuration.stalenessThresholds
             followsSignedInUser = configuration.followsSignedInUser

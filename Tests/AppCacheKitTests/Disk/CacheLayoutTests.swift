@@ -16,6 +16,20 @@ struct CacheLayoutTests {
             == "/tmp/cache-root/version-2.1/shared/MenuItems+restaurant 42.archive")
     }
 
+    /// The root's path is what standardizing its URL gives, whether or not the path needed it
+    /// (instances name their shared services by it).
+    @Test(arguments: [
+        "/tmp/cache-root", "/tmp/cache-root/", "/tmp/./cache-root", "/tmp/x/../cache-root", "/tmp//cache-root", "/tmp/cache-root/.",
+        "/tmp/cache root/Grüße", "/tmp/cache%20root", "/", "/tmp/.hidden/cache", "/tmp/a..b/c.",
+    ])
+    func rootPathIsTheStandardizedOne(path: String) {
+        for url in [URL(filePath: path), URL(filePath: path, directoryHint: .isDirectory)] {
+            var standard = url.standardizedFileURL.path(percentEncoded: false)
+            while standard.count > 1 && standard.hasSuffix("/") { standard.removeLast() }
+            #expect(CacheLayout.rootPath(of: url) == standard, "\(url)")
+        }
+    }
+
     /// Names a person recognises, a hash only where the plain name could be another's.
     @Test func archiveNamesAreReadable() {
         func name(_ cacheName: String, _ key: String?, caseInsensitive: Bool = false) -> String {
