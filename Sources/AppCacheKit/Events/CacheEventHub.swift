@@ -106,12 +106,22 @@ final class CacheEventHub: @unchecked Sendable {
 
     /// Counts what `kind` counts for the collection and, when observed, delivers the event.
     func record(_ kind: CacheEvent.Kind, cacheName: String?, key: String?, user: String?) {
-        if let cacheName, Self.counts(kind) {
-            let collection = ArchiveKey(user: user, cacheName: cacheName, key: key)
+        if let cacheName {
+            record(kind, for: ArchiveKey(user: user, cacheName: cacheName, key: key))
+            return
+        }
+        guard isObserved else { return }
+        deliver(CacheEvent(kind, cacheName: nil, key: key, user: user, date: now()))
+    }
+
+    /// ``record(_:cacheName:key:user:)`` of an event of one collection, by the key the caller
+    /// holds (hashed once, when it was made).
+    func record(_ kind: CacheEvent.Kind, for collection: ArchiveKey) {
+        if Self.counts(kind) {
             counts.withLock { _ = Self.count(kind, in: &$0[collection, default: .init()]) }
         }
         guard isObserved else { return }
-        deliver(CacheEvent(kind, cacheName: cacheName, key: key, user: user, date: now()))
+        deliver(CacheEvent(kind, cacheName: collection.cacheName, key: collection.key, user: collection.user, date: now()))
     }
 
     /// ``record(_:cacheName:key:user:)`` for many events at once: counted under one lock

@@ -3,7 +3,7 @@ import Foundation
 extension CollectionStore {
     /// Counts and (when observed) delivers `kind` for the collection of `archiveKey`.
     func record(_ kind: CacheEvent.Kind, _ archiveKey: ArchiveKey) {
-        events.record(kind, cacheName: archiveKey.cacheName, key: archiveKey.key, user: archiveKey.user)
+        events.record(kind, for: archiveKey)
     }
 
     /// Delivers a memory hit of the current user's collection of `type` under `key`, when

@@ -163,7 +163,7 @@ extension CollectionStore {
             record(.miss, archiveKey)
             return nil
         }
-        let loaded = try load(Model.self, key: key, archiveKey: archiveKey, context: context)
+        let loaded = try load(Model.self, key: key, archiveKey: archiveKey, versions: info.versions, context: context)
         if loaded == nil { record(.miss, archiveKey) }
         return loaded
     }
@@ -339,7 +339,7 @@ extension CollectionStore {
 
     /// Reads a collection memory did not have from disk and keeps it in memory, clean.
     private func load<Model: CacheableModel>(
-        _ type: Model.Type, key: String?, archiveKey: ArchiveKey, context: MissContext
+        _ type: Model.Type, key: String?, archiveKey: ArchiveKey, versions: ReadableVersions, context: MissContext
     ) throws -> StoredCollection<Model>? {
         // Another model type sharing the cache name may hold this archive in memory: write it
         // out and let the disk rules (schema version, decoding) judge it, as they would
@@ -359,7 +359,6 @@ extension CollectionStore {
         let path = disk.store.layout.archivePath(for: archiveKey)
         renewPresence()
         guard !isRemoved(path) else { return nil }
-        let versions = ReadableVersions(of: Model.self)
         // The payload is decoded where it was read, in the read's own buffer.
         var decodeTime: Duration?
         let read = try disk.store.read(at: path, forKey: archiveKey, versions: versions, change: disk.changeCount) {

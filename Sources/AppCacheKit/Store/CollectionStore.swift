@@ -137,6 +137,8 @@ final class CollectionStore: Sendable {
         /// The type's cache name, ready to make its archive keys.
         var cacheNamePart: ArchiveKey.CacheNamePart
         var threshold: Duration
+        /// The schema versions the type reads (its own and those it upgrades from).
+        var versions: ReadableVersions
         /// How writes take their items' ids for the ``ItemIndex``, once writes by id used the
         /// type; `nil` before (writes then pay nothing for it).
         var itemIDs: ItemIndex.IDs?
@@ -160,7 +162,9 @@ final class CollectionStore: Sendable {
         let cacheName = Model.cacheName
         precondition(!cacheName.isEmpty, "CacheableModel.cacheName of \(Model.self) must not be empty")
         precondition(cacheName.utf8.count <= ArchiveHeader.maximumNameLength, "CacheableModel.cacheName of \(Model.self) is too long")
-        let info = TypeInfo(cacheNamePart: ArchiveKey.CacheNamePart(cacheName: cacheName), threshold: configuration.stalenessThreshold(for: Model.self))
+        let info = TypeInfo(
+            cacheNamePart: ArchiveKey.CacheNamePart(cacheName: cacheName), threshold: configuration.stalenessThreshold(for: Model.self),
+            versions: ReadableVersions(of: Model.self))
         state.withLock { $0.types[id] = info }
         return info
     }
