@@ -1,4 +1,6 @@
+#if canImport(AppCacheAtomics)
 import AppCacheAtomics
+#endif
 import Foundation
 #if canImport(Darwin)
 import Darwin
@@ -49,7 +51,12 @@ enum SystemCalls {
             errno = ENOSYS
             return -1
         }
+        #if canImport(AppCacheAtomics)
         return path.withCString { appcache_open_beneath(directory, $0, flags, 0) }
+        #else
+        errno = ENOSYS
+        return -1
+        #endif
     }
 
     @discardableResult
