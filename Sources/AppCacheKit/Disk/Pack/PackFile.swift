@@ -190,12 +190,18 @@ struct PackFile: Sendable {
         keeping wanted: UInt64?, _ kept: inout ReadBody?
     ) -> Stop {
         guard size <= Self.maximumSize else { return .damaged("the pack is larger than any pack can be") }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
         // The first read is small: a pack of a few records, some of them large, is read for its
-        // prefixes without copying the large bodies (the next read starts after a record).
+        // prefixes without copying the large bodies (the next read starts after a record). Its
+        // buffer is as small: a fresh 64 KiB could take the heap past its top, and a first read
+        // would pay for the pages.
         var chunk = Self.firstChunkSize
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
         while index.end < size {
+            if buffer.count < chunk {
+                buffer.deallocate()
+                buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+            }
             let start = index.end
             let filled = read(into: buffer, count: min(chunk, size - start), at: start)
             chunk = Self.chunkSize
