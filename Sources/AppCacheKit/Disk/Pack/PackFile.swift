@@ -73,8 +73,12 @@ struct PackFile: Sendable {
         let path = path(in: directory)
         // Named for errors and reports only: not built on the way to an open pack.
         var display: String { fileSystem.displayPath(path) }
-        if !writable, let opened = openForReading(in: directory, fileSystem: fileSystem) {
-            return opened.pack
+        if !writable {
+            switch openForReading(in: directory, fileSystem: fileSystem) {
+            case .opened(let pack, let size): return (pack, size)
+            case .missing: return nil
+            case .fallBack: break
+            }
         }
         let held: Int32?
         do {
@@ -111,24 +115,30 @@ struct PackFile: Sendable {
         return nil
     }
 
+    /// What a reader's one-call open of a pack found.
+    private enum ReaderOpen {
+        case opened(PackFile, size: Int)
+        /// No pack (or no user directory), or something other than a regular file there.
+        case missing
+        /// A link in the way, or a system that cannot open so.
+        case fallBack
+    }
+
     /// A reader's open of `directory`'s pack in one system call, from the version directory,
     /// following no link on the way (``SystemCalls/openBeneath(_:_:_:)``): what the directory's
-    /// own open and close would cost again on every first read of a pack.
-    ///
-    /// - Returns: `.some(nil)` when no pack (or user directory) is there, or something other
-    ///   than a regular file; `.some(pack)` when it opened; `nil` when a link is in the way or
-    ///   the system cannot open so: ``open(in:writable:fileSystem:)`` then opens the directory
-    ///   first, as a writer does, and deals with the link.
-    private static func openForReading(in directory: String, fileSystem: FileSystem) -> (pack: (PackFile, size: Int)?, Void)? {
+    /// own open and close would cost again on every first read of a pack. On `.fallBack`,
+    /// ``open(in:writable:fileSystem:)`` opens the directory first, as a writer does, and deals
+    /// with the link.
+    private static func openForReading(in directory: String, fileSystem: FileSystem) -> ReaderOpen {
         let descriptor = SystemCalls.openBeneath(
             fileSystem.version.descriptor, directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return errno == ENOENT ? (nil, ()) : nil }
+        guard descriptor >= 0 else { return errno == ENOENT ? .missing : .fallBack }
         var info = stat()
         guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             SystemCalls.close(descriptor)
-            return (nil, ())
+            return .missing
         }
-        return ((PackFile(descriptor: descriptor, number: FileID(info), isWritable: false), Int(clamping: info.st_size)), ())
+        return .opened(PackFile(descriptor: descriptor, number: FileID(info), isWritable: false), size: Int(clamping: info.st_size))
     }
 
     /// Which file is at `directory`'s pack path now, and its size: one `fstatat`. The path is
