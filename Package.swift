@@ -16,6 +16,9 @@ let package = Package(
         .library(name: "AppCacheKit", targets: ["AppCacheKit"]),
         .executable(name: "appcache-inspect", targets: ["appcache-inspect"]),
         .executable(name: "appcache-torture", targets: ["appcache-torture"]),
+        // A product too, so that the comparison package under Benchmarks/ (and CI through it)
+        // builds the benchmark program on the same release build of the library as its own.
+        .executable(name: "AppCacheBenchmarks", targets: ["AppCacheBenchmarks"]),
     ],
     targets: [
         .target(name: "AppCacheKit", dependencies: ["AppCacheAtomics"]),
