@@ -6,6 +6,12 @@ import PackageDescription
 /// of its model layer elsewhere (Linux), which ExampleTests runs.
 let examples = ["hotel-menu", "news-feed", "switch-user", "schema-bump", "spill-to-disk", "swiftui-feed"]
 
+/// Set by `Scripts/sanitize --quick` (what CI runs): its sanitizer builds compile the library,
+/// the sample models and the library's own test target, which hold every suite the quick runs
+/// pick; the tools, the benchmarks, the examples and the test targets that run them are left
+/// out, about a fifth of what each sanitizer build would otherwise compile.
+let libraryTestsOnly = Context.environment["APPCACHE_LIBRARY_TESTS_ONLY"] != nil
+
 let package = Package(
     name: "AppCache",
     platforms: [
@@ -64,6 +70,12 @@ let package = Package(
     },
     swiftLanguageModes: [.v6]
 )
+
+if libraryTestsOnly {
+    let kept: Set<String> = ["AppCacheKit", "AppCacheAtomics", "MenuModel", "AppCacheTestSupport", "AppCacheKitTests"]
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products.removeAll { $0.name != "AppCacheKit" }
+}
 
 for target in package.targets where target.name != "AppCacheAtomics" {
     var settings = target.swiftSettings ?? []
