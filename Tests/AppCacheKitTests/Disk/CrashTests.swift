@@ -143,6 +143,9 @@ struct CrashTests {
         configuration.diskByteLimit = 1 << 30  // a budget: the cache keeps an index, and a cursor
         let cache = try AppCache(configuration: configuration)
         try cache.cacheItems([Plain(value: 1)], forKey: "a")
+        // The killed writer held the lock file: no batch of this cache's (the one opening a
+        // cache with a budget runs in the background) may run beside its journal line below.
+        cache.store.waitForBackgroundWork()
         // The killed writer's batch: a line appended (of a length no line of the cache's own
         // batches has, so that a cursor off by it falls inside a line), the length word not
         // moved, the crash flag left set.
