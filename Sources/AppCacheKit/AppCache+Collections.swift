@@ -225,8 +225,8 @@ extension AppCache {
             items = hit.items.items(as: Model.self)
             cachedDate = hit.cachedDate
         } else {
-            guard let loaded = try store.loadAfterMiss(Model.self, key: key) else { return nil }
-            (items, cachedDate) = (outbox.applyingPending(loaded.items, of: Model.self, key: key).items, loaded.cachedDate)
+            guard let read = try readAfterMiss(Model.self, key: key) else { return nil }
+            (items, cachedDate) = (read.items, read.found.cachedDate)
         }
         let age = Duration.age(of: cachedDate, now: configuration.now())
         return CachedCollection(items: items, cachedDate: cachedDate, age: age, isStale: store.isStale(Model.self, key: key, cachedAt: cachedDate))
@@ -264,7 +264,14 @@ extension AppCache {
     /// (``CollectionStore/loadAfterMiss(_:key:)``) with its pending changes applied.
     @usableFromInline
     func itemsAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> [Model]? {
-        guard let loaded = try store.loadAfterMiss(Model.self, key: key) else { return nil }
-        return outbox.applyingPending(loaded.items, of: Model.self, key: key).items
+        try readAfterMiss(Model.self, key: key)?.items
+    }
+
+    /// The collection and the items a read shows when memory did not answer at once
+    /// (``itemsAfterMiss(_:key:)``).
+    private func readAfterMiss<Model: CacheableModel>(
+        _ type: Model.Type, key: String?
+    ) throws -> (found: CollectionStore.StoredCollection<Model>, items: [Model], applied: [UUID])? {
+        try outbox.readingWithPending(Model.self, key: key) { try store.loadAfterMiss(Model.self, key: key) } items: { $0.items }
     }
 }

@@ -122,25 +122,32 @@ extension QueryClient {
     func readForLoad<Model: CacheableModel>(
         _ type: Model.Type, key: String?, switches: UInt64, for target: CacheSession? = nil
     ) throws -> CachedForLoad<Model>? {
-        let found: CollectionStore.StoredCollection<Model>?
-        var isCurrent = true
+        var switches = switches
         if let target {
             let standing = store.standing(of: target)
             guard standing.mayWrite else { return nil }
-            isCurrent = standing.isCurrent
-            found = isCurrent
-                ? try store.readCollection(Model.self, key: key, switches: standing.switches)
-                : try store.readCollection(Model.self, key: key, ofOtherUser: target.user)
-        } else {
-            found = try store.readCollection(Model.self, key: key, switches: switches)
+            // Only the current user's queue is known: another user's items are their confirmed ones.
+            guard standing.isCurrent else {
+                guard let found = try store.readCollection(Model.self, key: key, ofOtherUser: target.user) else { return nil }
+                return (loaded(found, key: key, items: found.items, applied: []), found)
+            }
+            switches = standing.switches
         }
-        guard let found else { return nil }
-        // Only the current user's queue is known: another user's items are their confirmed ones.
-        let shown = isCurrent ? outbox.applyingPending(found.items, of: Model.self, key: key) : (items: found.items, applied: [])
-        let loaded = LoadedItems(
-            items: shown.items, cachedDate: found.cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: found.cachedDate),
-            source: found.fromDisk ? .disk : .memory, hasPendingMutations: !shown.applied.isEmpty)
-        return (loaded, found)
+        let read = try outbox.readingWithPending(Model.self, key: key) {
+            try store.readCollection(Model.self, key: key, switches: switches)
+        } items: { $0.items }
+        guard let read else { return nil }
+        return (loaded(read.found, key: key, items: read.items, applied: read.applied), read.found)
+    }
+
+    /// What a load shows of `found`, the collection under `key`: `items`, with the pending
+    /// changes `applied`.
+    private func loaded<Model: CacheableModel>(
+        _ found: CollectionStore.StoredCollection<Model>, key: String?, items: [Model], applied: [UUID]
+    ) -> LoadedItems<Model> {
+        LoadedItems(
+            items: items, cachedDate: found.cachedDate, isStale: store.isStale(Model.self, key: key, cachedAt: found.cachedDate),
+            source: found.fromDisk ? .disk : .memory, hasPendingMutations: !applied.isEmpty)
     }
 
     /// Runs `fetch` for a flight, tried again as `retry` says, and stores what it brings for

@@ -105,10 +105,16 @@ extension QueryClient {
                 }
             }
         }
-        guard var observed = readObservedConfirmed(Model.self, key: key) else { return nil }
-        if let items = observed.items {
-            (observed.items, observed.pending) = outbox.applyingPending(items, of: Model.self, key: key)
-        }
+        // The read finds nothing when the collection is not cached (an observed `nil`), and
+        // finds `nil` when it cannot be read now (reported).
+        let read = outbox.readingWithPending(Model.self, key: key) { () -> Observed<Model>?? in
+            guard let observed = readObservedConfirmed(Model.self, key: key) else { return .some(nil) }
+            guard observed.items != nil else { return .none }
+            return .some(observed)
+        } items: { $0?.items ?? [] }
+        guard let read else { return Observed(items: nil) }
+        guard var observed = read.found else { return nil }
+        (observed.items, observed.pending) = (read.items, read.applied)
         return observed
     }
 

@@ -266,6 +266,106 @@ import Testing
         #expect(try cache.getCachedItems(Post.self, forKey: "post-1") == liked([Self.timeline[0]], 1))
     }
 
+    /// The reads that apply the queue to a collection they read.
+    enum Read: CaseIterable, Sendable {
+        case getCachedItems, cachedCollection, load, watch
+
+        /// The items `cache` shows for `key`, read on a thread that may block (a load or watch
+        /// reads on a library thread of its own).
+        func items(of cache: AppCache, forKey key: String) async throws -> [Post]? {
+            switch self {
+            case .getCachedItems, .cachedCollection:
+                let result = Locked<Result<[Post]?, any Error>?>(nil)
+                Thread.detachNewThread {
+                    let read = Result {
+                        self == .getCachedItems
+                            ? try cache.getCachedItems(Post.self, forKey: key) : try cache.cachedCollection(Post.self, forKey: key)?.items
+                    }
+                    result.withLock { $0 = read }
+                }
+                guard await eventually({ result.withLock { $0 != nil } }) else { return nil }
+                return try result.withLock { $0 }?.get()
+            case .load:
+                for try await answer in cache.load(Post.self, forKey: key, policy: .cacheFirst, fetch: { _ in .notModified }) {
+                    return answer.items
+                }
+                return nil
+            case .watch:
+                for await items in cache.updates(Post.self, forKey: key) { return items }
+                return nil
+            }
+        }
+    }
+
+    /// A change the server accepts while a list is read (folded into the list, then out of the
+    /// queue) shows in what the read returns, though the list's bytes were read before the
+    /// fold and the queue after: the read is made again.
+    @Test(arguments: Read.allCases) func aChangeAcceptedInTheMiddleOfAReadShowsInIt(_ read: Read) async throws {
+        let fixture = try Fixture()
+        // Memory off: each read decodes the list from disk.
+        var configuration = fixture.configuration(user: "alice")
+        configuration.mutationRetry = .exponentialBackoff(maxAttempts: 1, initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
+        let cache = try AppCache(configuration: configuration)
+        defer { cache.outbox.stop() }
+        let marker = "Post \(UUID())"
+        let timeline = [Post(id: 1), Post(id: 2, title: marker), Post(id: 3)]
+        try cache.cacheItems(timeline, forKey: "timeline")
+        let server = Server(holds: true)
+        cache.registerSender(for: Like.self, send: server.send)
+        try cache.enqueue(Like(postID: 2, isLiked: true))
+        #expect(await eventually { server.sends.count == 1 })
+
+        let acceptedMidRead = Locked(false)
+        Post.decodeHooks.withLock {
+            $0[marker] = {
+                // The list's bytes are in hand: the server answers now, and the change is folded
+                // into the list and leaves the queue before the read looks at the queue.
+                server.gate.open()
+                let deadline = Date().addingTimeInterval(60)
+                while !cache.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+                acceptedMidRead.withLock { $0 = cache.pendingMutations.isEmpty }
+            }
+        }
+        defer { Post.decodeHooks.withLock { $0[marker] = nil } }
+        let shown = try await read.items(of: cache, forKey: "timeline")
+        #expect(acceptedMidRead.withLock { $0 }, "the server accepted the change in the middle of the read")
+        #expect(shown == liked(timeline, 2))
+        #expect(try cache.getCachedItems(Post.self, forKey: "timeline") == liked(timeline, 2), "folded")
+    }
+
+    /// The same when another process's sender has the change accepted: the reader's queue
+    /// lost a change it held before the read.
+    @Test func aChangeAnotherProcessHasAcceptedInTheMiddleOfAReadShowsInIt() async throws {
+        let fixture = try Fixture()
+        let app = try AppCache(configuration: fixture.configuration(user: "alice"))
+        let widget = try AppCache(configuration: fixture.configuration(user: "alice"))
+        defer { app.outbox.stop() }
+        let marker = "Post \(UUID())"
+        let timeline = [Post(id: 1), Post(id: 2, title: marker)]
+        try app.cacheItems(timeline, forKey: "timeline")
+        widget.registerMutationKind(Like.self)
+        let server = Server(holds: true)
+        app.registerSender(for: Like.self, send: server.send)
+        try widget.enqueue(Like(postID: 2, isLiked: true))
+        #expect(await eventually { server.sends.count == 1 })
+        #expect(try widget.getCachedItems(Post.self, forKey: "timeline") == liked(timeline, 2), "pending")
+
+        let acceptedMidRead = Locked(false)
+        Post.decodeHooks.withLock {
+            $0[marker] = {
+                server.gate.open()
+                let deadline = Date().addingTimeInterval(60)
+                while !app.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+                acceptedMidRead.withLock { $0 = app.pendingMutations.isEmpty }
+            }
+        }
+        defer { Post.decodeHooks.withLock { $0[marker] = nil } }
+        let shown = try await Read.getCachedItems.items(of: widget, forKey: "timeline")
+        #expect(acceptedMidRead.withLock { $0 }, "the server accepted the change in the middle of the read")
+        #expect(shown == liked(timeline, 2))
+        #expect(widget.pendingMutations.isEmpty)
+    }
+
     @Test func aReadShowsTheQueueAsItIsNowAfterEveryKindOfChange() async throws {
         let fixture = try Fixture()
         let app = try openCache(fixture)

@@ -34,7 +34,12 @@ struct Post: CacheableModel, Identifiable, Equatable {
         isBookmarked = try container.decode(Bool.self, forKey: .isBookmarked)
         likes = try container.decode(Int.self, forKey: .likes)
         Post.decodes?.withLock { $0 += 1 }
+        if let hook = Post.decodeHooks.withLock({ $0.removeValue(forKey: title) }) { hook() }
     }
+
+    /// Hooks by post title, each run once, in the first decode of a post with its title,
+    /// whatever the thread: a test's way into the middle of a read.
+    static let decodeHooks = Locked<[String: @Sendable () -> Void]>([:])
 
     /// Counts the posts decoded on this task (synchronous calls decode on the caller's thread):
     /// `Post.$decodes.withValue(counter) { ... }`.
