@@ -66,8 +66,12 @@ extension AppCache {
         /// extensions live under limits of a few tens of megabytes (a widget's is about 30 MB),
         /// so they keep a small default.
         public static var defaultMemoryByteLimit: Int {
-            memoryByteLimit(physicalMemory: ProcessInfo.processInfo.physicalMemory, isAppExtension: runsInAppExtension)
+            memoryByteLimit(physicalMemory: physicalMemory, isAppExtension: runsInAppExtension)
         }
+
+        /// The device's physical memory, asked once per process (asking reads a system file on
+        /// Linux: a tenth of what opening a cache costs, on every configuration made).
+        private static let physicalMemory = ProcessInfo.processInfo.physicalMemory
 
         /// The default ``memoryByteLimit`` for a device of `physicalMemory` bytes.
         static func memoryByteLimit(physicalMemory: UInt64, isAppExtension: Bool) -> Int {
@@ -234,8 +238,8 @@ extension AppCache {
         /// rather than set it (see ``diskByteLimit``); tests play one.
         var isAppExtension = Configuration.runsInAppExtension
 
-        /// Whether this process is an app extension (its bundle is an `.appex`).
-        static var runsInAppExtension: Bool { Bundle.main.bundleURL.pathExtension == "appex" }
+        /// Whether this process is an app extension (its bundle is an `.appex`), asked once.
+        static let runsInAppExtension = Bundle.main.bundleURL.pathExtension == "appex"
 
         /// The background activity every locked batch runs inside (see ``SuspensionGate``): the
         /// platform's; tests stand in for the system with their own.

@@ -43,10 +43,35 @@ struct CacheLayout: Sendable {
     /// path work.
     static func rootPath(of rootDirectory: URL) -> String {
         var path = rootDirectory.path(percentEncoded: false)
-        let isStandard = !path.isEmpty && !path.contains("//") && !path.split(separator: "/").contains { $0 == "." || $0 == ".." }
-        if !isStandard { path = rootDirectory.standardizedFileURL.path(percentEncoded: false) }
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        if !isStandard(path) { path = rootDirectory.standardizedFileURL.path(percentEncoded: false) }
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
         return path
+    }
+
+    /// Whether `path` is not empty and has no empty segment (`//`) and no `.` or `..` segment.
+    ///
+    /// - Complexity: O(n) in its bytes, one pass, no allocation (splitting it into segments
+    ///   and searching it for `//` cost a fifth of opening's instructions).
+    static func isStandard(_ path: String) -> Bool {
+        guard !path.isEmpty else { return false }
+        let slash = UInt8(ascii: "/")
+        var previous: UInt8 = 0
+        var segmentLength = 0
+        var onlyDots = true
+        /// Whether the segment that just ended is `.` or `..`.
+        func endsDotSegment() -> Bool { onlyDots && segmentLength > 0 && segmentLength <= 2 }
+        for byte in path.utf8 {
+            if byte == slash {
+                if previous == slash || endsDotSegment() { return false }
+                segmentLength = 0
+                onlyDots = true
+            } else {
+                segmentLength += 1
+                if byte != UInt8(ascii: ".") { onlyDots = false }
+            }
+            previous = byte
+        }
+        return !endsDotSegment()
     }
 
     /// The directory of the current app schema version.

@@ -30,6 +30,18 @@ struct CacheLayoutTests {
         }
     }
 
+    /// The one-pass check agrees with splitting the path into its segments.
+    @Test func aPathIsStandardWithNoEmptyAndNoDotSegment() {
+        let paths = [
+            "", "/", "//", "/a", "/a/", "/a//b", "a", ".", "..", "...", "/.", "/..", "/...", "/a/.", "/a/..", "/a/./b", "/a/../b",
+            "/.a", "/a.", "/..a", "/a../b", "./a", "../a", "a/.", "/a/b/", "/a/b//", "/.../b",
+        ]
+        for path in paths {
+            let expected = !path.isEmpty && !path.contains("//") && !path.split(separator: "/").contains { $0 == "." || $0 == ".." }
+            #expect(CacheLayout.isStandard(path) == expected, "\(path)")
+        }
+    }
+
     /// Names a person recognises, a hash only where the plain name could be another's.
     @Test func archiveNamesAreReadable() {
         func name(_ cacheName: String, _ key: String?, caseInsensitive: Bool = false) -> String {
