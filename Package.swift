@@ -12,6 +12,12 @@ let examples = ["hotel-menu", "news-feed", "switch-user", "schema-bump", "spill-
 /// out, about a fifth of what each sanitizer build would otherwise compile.
 let libraryTestsOnly = Context.environment["APPCACHE_LIBRARY_TESTS_ONLY"] != nil
 
+/// Set by `Scripts/sanitize --quick` too: the files of the library's test target (paths under
+/// Tests/AppCacheKitTests, comma-separated) that hold the suites its sanitizer runs. The target
+/// then compiles those and its helpers (Support/) only: each sanitizer's quick run is every
+/// test those files hold.
+let quickTestSources = Context.environment["APPCACHE_TEST_SOURCES"].map { $0.split(separator: ",").map(String.init) }
+
 let package = Package(
     name: "AppCache",
     platforms: [
@@ -75,6 +81,9 @@ if libraryTestsOnly {
     let kept: Set<String> = ["AppCacheKit", "AppCacheAtomics", "MenuModel", "AppCacheTestSupport", "AppCacheKitTests"]
     package.targets.removeAll { !kept.contains($0.name) }
     package.products.removeAll { $0.name != "AppCacheKit" }
+    if let quickTestSources, let tests = package.targets.first(where: { $0.name == "AppCacheKitTests" }) {
+        tests.sources = ["Support"] + quickTestSources
+    }
 }
 
 for target in package.targets where target.name != "AppCacheAtomics" {
