@@ -297,6 +297,24 @@ import Testing
         }
     }
 
+    /// Makes the next decode of the post titled `marker` wait, once the list's bytes are in
+    /// hand, until `server` has answered `sender`'s held send and the change is folded into the
+    /// list and out of the queue: before the read looks at the queue.
+    ///
+    /// - Returns: set when the change had left the queue by the time the decode went on.
+    func acceptInTheMiddleOfARead(of marker: String, server: Server, sender: AppCache) -> Locked<Bool> {
+        let acceptedMidRead = Locked(false)
+        Post.decodeHooks.withLock {
+            $0[marker] = {
+                server.gate.open()
+                let deadline = Date().addingTimeInterval(60)
+                while !sender.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+                acceptedMidRead.withLock { $0 = sender.pendingMutations.isEmpty }
+            }
+        }
+        return acceptedMidRead
+    }
+
     /// A change the server accepts while a list is read (folded into the list, then out of the
     /// queue) shows in what the read returns, though the list's bytes were read before the
     /// fold and the queue after: the read is made again.
@@ -315,17 +333,7 @@ import Testing
         try cache.enqueue(Like(postID: 2, isLiked: true))
         #expect(await eventually { server.sends.count == 1 })
 
-        let acceptedMidRead = Locked(false)
-        Post.decodeHooks.withLock {
-            $0[marker] = {
-                // The list's bytes are in hand: the server answers now, and the change is folded
-                // into the list and leaves the queue before the read looks at the queue.
-                server.gate.open()
-                let deadline = Date().addingTimeInterval(60)
-                while !cache.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
-                acceptedMidRead.withLock { $0 = cache.pendingMutations.isEmpty }
-            }
-        }
+        let acceptedMidRead = acceptInTheMiddleOfARead(of: marker, server: server, sender: cache)
         defer { Post.decodeHooks.withLock { $0[marker] = nil } }
         let shown = try await read.items(of: cache, forKey: "timeline")
         #expect(acceptedMidRead.withLock { $0 }, "the server accepted the change in the middle of the read")
@@ -350,15 +358,7 @@ import Testing
         #expect(await eventually { server.sends.count == 1 })
         #expect(try widget.getCachedItems(Post.self, forKey: "timeline") == liked(timeline, 2), "pending")
 
-        let acceptedMidRead = Locked(false)
-        Post.decodeHooks.withLock {
-            $0[marker] = {
-                server.gate.open()
-                let deadline = Date().addingTimeInterval(60)
-                while !app.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
-                acceptedMidRead.withLock { $0 = app.pendingMutations.isEmpty }
-            }
-        }
+        let acceptedMidRead = acceptInTheMiddleOfARead(of: marker, server: server, sender: app)
         defer { Post.decodeHooks.withLock { $0[marker] = nil } }
         let shown = try await Read.getCachedItems.items(of: widget, forKey: "timeline")
         #expect(acceptedMidRead.withLock { $0 }, "the server accepted the change in the middle of the read")
