@@ -51,7 +51,7 @@ struct CacheLayout: Sendable {
     /// Whether `path` is not empty and has no empty segment (`//`) and no `.` or `..` segment.
     ///
     /// - Complexity: O(n) in its bytes, one pass, no allocation (splitting it into segments
-    ///   and searching it for `//` cost a fifth of opening's instructions).
+    ///   and searching it for `//` cost about a third of opening's instructions).
     static func isStandard(_ path: String) -> Bool {
         guard !path.isEmpty else { return false }
         let slash = UInt8(ascii: "/")
