@@ -44,7 +44,8 @@ struct CacheLayout: Sendable {
     static func rootPath(of rootDirectory: URL) -> String {
         var path = rootDirectory.path(percentEncoded: false)
         if !isStandard(path) { path = rootDirectory.standardizedFileURL.path(percentEncoded: false) }
-        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        // By scalar: a slash can end a grapheme cluster that begins with another character.
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.unicodeScalars.removeLast() }
         return path
     }
 

@@ -12,12 +12,13 @@ extension Outbox {
     /// An accepted change is folded into the confirmed collections, then leaves the queue. A
     /// read that took the confirmed items before the fold and the queue after the change left
     /// it would show neither (a bookmark made offline would vanish from the list for as long as
-    /// it stays cached). So the queue is looked at before the read too: when a fold of this
-    /// process began or ended meanwhile, or a change applicable before is gone after (another
-    /// process's sender), the collection is read again, at most ``readAttempts`` times. A
-    /// change seen pending by a read whose items already hold it is applied again: changes are
-    /// applied to confirmed items that may hold them anyway, as after a kill between the two
-    /// steps.
+    /// it stays cached). So the queue is looked at before the read too: when a fold of a change
+    /// to `Model` by this process began or ended meanwhile (it may have been enqueued after that
+    /// look), or a change applicable before is gone after (another process's sender), the
+    /// collection is read again, at most ``readAttempts`` times; a read made again is counted
+    /// again in the cache's events. A change seen pending by a read whose items already hold it
+    /// is applied again: changes are applied to confirmed items that may hold them anyway, as
+    /// after a kill between the two steps.
     ///
     /// - Parameters:
     ///   - read: reads the confirmed collection; `nil` when there is none.
@@ -36,19 +37,20 @@ extension Outbox {
             guard let found = try read() else { return nil }
             let shown = applyingPending(items(found), of: Model.self, key: key)
             guard let before, attempt < Self.readAttempts else { return (found, shown.items, shown.applied) }
-            let folds = state.withLock { $0.sending.folds }
+            let folds = state.withLock { $0.sending.folds[ObjectIdentifier(Model.self)] ?? 0 }
             if folds == before.folds, before.applicable.isSubset(of: shown.applied) { return (found, shown.items, shown.applied) }
             attempt += 1
         }
     }
 
-    /// What a read of a collection compares after it: the count of folds begun and ended and
-    /// the ids of the pending changes applicable to the collection; `nil` when no kind of
-    /// change is known (nothing is ever applied).
+    /// What a read of a collection compares after it: the count of folds of changes to `Model`
+    /// begun and ended, and the ids of the pending changes applicable to the collection; `nil`
+    /// when no kind of change is known (nothing is ever applied).
     private func pendingMark<Model: CacheableModel>(of type: Model.Type, key: String?) -> (folds: UInt64, applicable: Set<UUID>)? {
         // The count first: a fold that ends after it moves it, whatever the queue shows.
-        guard let folds = state.withLock({ $0.queue.hasKinds ? $0.sending.folds : nil }) else { return nil }
-        let changes = OutboxQueue.applicable(current().changes, to: ObjectIdentifier(Model.self), key: key)
+        let type = ObjectIdentifier(Model.self)
+        guard let folds = state.withLock({ $0.queue.hasKinds ? $0.sending.folds[type] ?? 0 : nil }) else { return nil }
+        let changes = OutboxQueue.applicable(current().changes, to: type, key: key)
         return (folds, Set(changes.map(\.id)))
     }
 }

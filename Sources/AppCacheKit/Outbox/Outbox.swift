@@ -200,9 +200,13 @@ final class Outbox: Sendable {
             // A user whose removal is still due has no queue any more.
             read = store.isRemoved(OutboxFile.path(for: user)) ? OutboxFile.Read() : try OutboxFile.read(user, from: store.disk.store)
         } catch {
-            store.reportAll([AppCacheError(
-                code: error.code, message: "The outbox of queued changes could not be read; it is left as it is.", path: error.path,
-                underlyingError: error)])
+            // Told once per user and kind of failure: every read asks for the queue (twice, see
+            // `readingWithPending`), and the failure stays until something outside mends it.
+            if state.withLock({ $0.sending.reported.insert("unreadable outbox \(user ?? "") \(error.code)").inserted }) {
+                store.reportAll([AppCacheError(
+                    code: error.code, message: "The outbox of queued changes could not be read; it is left as it is.", path: error.path,
+                    underlyingError: error)])
+            }
             return (user, loaded.user == .some(user) ? loaded.changes : [], nil)
         }
         let sameFile = loaded.user == .some(user) && loaded.identity == read.identity

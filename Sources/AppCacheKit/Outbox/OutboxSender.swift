@@ -224,13 +224,14 @@ final class OutboxSender: Sendable {
                 // sent again (same id) and applied again on a collection that holds it; the
                 // other order would hide it until the next fetch.
                 if (try? OutboxFile.read(user, from: store.disk.store))?.log.entries.contains(where: { $0.id == job.id }) ?? true {
-                    outbox.state.withLock { $0.sending.folds &+= 1 }
+                    let type = job.kind.modelType
+                    outbox.state.withLock { $0.sending.folds[type, default: 0] &+= 1 }
                     do {
                         try job.kind.fold(outbox, job.mutation, job.session)
                     } catch {
                         problems.append(AppCacheError(wrapping: error, message: "An accepted change could not be folded into its collection."))
                     }
-                    outbox.state.withLock { $0.sending.folds &+= 1 }
+                    outbox.state.withLock { $0.sending.folds[type, default: 0] &+= 1 }
                 }
                 try markDone(job, in: outbox)
                 store.events.record(.mutationAccepted(name: job.kind.name, id: job.id), cacheName: job.kind.cacheName, key: job.key, user: user)

@@ -26,10 +26,11 @@ struct SenderSchedule {
     var idleAfterRequest: UInt64 = 0
     /// Changes the server accepted, since the process began.
     var accepted = 0
-    /// Moves on when an accepted change begins to be folded into its collections, and again
-    /// when it has been (before it leaves the queue): a read that saw it stay was not torn by
-    /// a fold (``Outbox/readingWithPending(_:key:read:items:)``).
-    var folds: UInt64 = 0
+    /// By model type: moves on when an accepted change to the type's collections begins to be
+    /// folded into them, and again when it has been (before it leaves the queue). A read of a
+    /// collection of the type that saw it stay was not torn by a fold
+    /// (``Outbox/readingWithPending(_:key:read:items:)``); folds of other types do not concern it.
+    var folds: [ObjectIdentifier: UInt64] = [:]
 
     /// How long after the last registration a queue's first change may wait for its kind
     /// before it is reported: registrations at launch come one after another.

@@ -105,15 +105,18 @@ extension QueryClient {
                 }
             }
         }
-        // The read finds nothing when the collection is not cached (an observed `nil`), and
-        // finds `nil` when it cannot be read now (reported).
-        let read = outbox.readingWithPending(Model.self, key: key) { () -> Observed<Model>?? in
-            guard let observed = readObservedConfirmed(Model.self, key: key) else { return .some(nil) }
-            guard observed.items != nil else { return .none }
-            return .some(observed)
-        } items: { $0?.items ?? [] }
-        guard let read else { return Observed(items: nil) }
-        guard var observed = read.found else { return nil }
+        // A collection that cannot be read now (reported) ends the read as one not cached does:
+        // with nothing to apply the queue to, and nothing to read again.
+        var isUnreadable = false
+        let read = outbox.readingWithPending(Model.self, key: key) { () -> Observed<Model>? in
+            guard let observed = readObservedConfirmed(Model.self, key: key) else {
+                isUnreadable = true
+                return nil
+            }
+            return observed.items == nil ? nil : observed
+        } items: { $0.items ?? [] }
+        if isUnreadable { return nil }
+        guard var observed = read?.found, let read else { return Observed(items: nil) }
         (observed.items, observed.pending) = (read.items, read.applied)
         return observed
     }

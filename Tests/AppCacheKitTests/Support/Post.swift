@@ -34,12 +34,17 @@ struct Post: CacheableModel, Identifiable, Equatable {
         isBookmarked = try container.decode(Bool.self, forKey: .isBookmarked)
         likes = try container.decode(Int.self, forKey: .likes)
         Post.decodes?.withLock { $0 += 1 }
-        if let hook = Post.decodeHooks.withLock({ $0.removeValue(forKey: title) }) { hook() }
+        // Only a title made for a hook takes the lock: other decodes stay as the library's.
+        if title.hasPrefix(Post.hookedTitlePrefix), let hook = Post.decodeHooks.withLock({ $0.removeValue(forKey: title) }) { hook() }
     }
 
     /// Hooks by post title, each run once, in the first decode of a post with its title,
-    /// whatever the thread: a test's way into the middle of a read.
+    /// whatever the thread: a test's way into the middle of a read. The titles begin with
+    /// ``hookedTitlePrefix``.
     static let decodeHooks = Locked<[String: @Sendable () -> Void]>([:])
+
+    /// How the title of a post with a decode hook begins.
+    static let hookedTitlePrefix = "Hooked post "
 
     /// Counts the posts decoded on this task (synchronous calls decode on the caller's thread):
     /// `Post.$decodes.withValue(counter) { ... }`.
