@@ -116,7 +116,8 @@ extension QueryClient {
             return observed.items == nil ? nil : observed
         } items: { $0.items ?? [] }
         if isUnreadable { return nil }
-        guard var observed = read?.found, let read else { return Observed(items: nil) }
+        guard let read else { return Observed(items: nil) }
+        var observed = read.found
         (observed.items, observed.pending) = (read.items, read.applied)
         return observed
     }

@@ -303,11 +303,15 @@ import Testing
     /// the wait holds one of the library's threads, and the sender's step needs another: the
     /// pool has four.)
     ///
+    /// - Parameter first: runs in the hook before the gate opens (a change enqueued there).
     /// - Returns: set when the change had left the queue by the time the decode went on.
-    func acceptInTheMiddleOfARead(of marker: String, server: Server, sender: AppCache) -> Locked<Bool> {
+    func acceptInTheMiddleOfARead(
+        of marker: String, server: Server, sender: AppCache, first: @escaping @Sendable () -> Void = {}
+    ) -> Locked<Bool> {
         let acceptedMidRead = Locked(false)
         Post.decodeHooks.withLock {
             $0[marker] = {
+                first()
                 server.gate.open()
                 let deadline = Date().addingTimeInterval(60 * sanitizerSlowdown)
                 while !sender.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
@@ -355,18 +359,12 @@ import Testing
         let server = Server()
         cache.registerSender(for: Like.self, send: server.send)
 
-        let acceptedMidRead = Locked(false)
-        Post.decodeHooks.withLock {
-            $0[marker] = {
-                _ = try? cache.enqueue(Like(postID: 2, isLiked: true))
-                let deadline = Date().addingTimeInterval(60 * sanitizerSlowdown)
-                while server.sends.isEmpty || !cache.pendingMutations.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
-                acceptedMidRead.withLock { $0 = server.sends.count == 1 && cache.pendingMutations.isEmpty }
-            }
+        let acceptedMidRead = acceptInTheMiddleOfARead(of: marker, server: server, sender: cache) {
+            _ = try? cache.enqueue(Like(postID: 2, isLiked: true))
         }
         defer { Post.decodeHooks.withLock { $0[marker] = nil } }
         let shown = try await Read.getCachedItems.items(of: cache, forKey: "timeline")
-        #expect(acceptedMidRead.withLock { $0 }, "queued, sent and accepted in the middle of the read")
+        #expect(acceptedMidRead.withLock { $0 } && server.sends.count == 1, "queued, sent and accepted in the middle of the read")
         #expect(shown == liked(timeline, 2))
     }
 
