@@ -50,7 +50,10 @@ final class OutboxSender: Sendable {
     /// Lets the sender try at once: the app became active, the network came back, the user
     /// switched.
     func sendNow(_ outbox: Outbox) {
-        outbox.state.withLock { $0.sending.retryNow() }
+        outbox.state.withLock { state in
+            state.sending.retryNow()
+            state.sending.wakes &+= 1
+        }
         outbox.signal.fire()
     }
 
@@ -143,8 +146,8 @@ final class OutboxSender: Sendable {
             return .wait(nil)
         }
         let now = outbox.store.configuration.timers.uptime
-        let (kind, retryAt, registered) = outbox.state.withLock {
-            ($0.kinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration)
+        let (kind, retryAt, registered, wakes) = outbox.state.withLock {
+            ($0.kinds[head.entry.name], $0.sending.retryAt, $0.sending.lastRegistration, $0.sending.wakes)
         }
         if let retryAt, retryAt > now { return .wait(retryAt - now) }
         guard let kind, let mutation = head.mutation, kind.send != nil else {
@@ -167,7 +170,8 @@ final class OutboxSender: Sendable {
         switch lease.acquire(by: holder, root: root) {
         case .held:
             return .send(SendJob(
-                session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key, passedOver: Set(passedOver)))
+                session: session, id: head.entry.id, mutation: mutation, kind: kind, key: head.entry.key, passedOver: Set(passedOver),
+                wakesBefore: wakes))
         case .heldElsewhere(let seconds):
             return .wait(.seconds(Int(seconds)))
         case .unavailable:
@@ -203,7 +207,7 @@ final class OutboxSender: Sendable {
             return first
         } catch {
             store.reportAll([AppCacheError(wrapping: error)])
-            backOff(outbox)
+            backOff(outbox, after: job)
             return false
         }
     }
@@ -243,11 +247,11 @@ final class OutboxSender: Sendable {
                     user: user)
             case .failed(let error):
                 try noteError(String(describing: error), of: job.id, user: user, in: outbox)
-                backOff(outbox)
+                backOff(outbox, after: job)
             }
         } catch {
             problems.append(AppCacheError(wrapping: error))
-            backOff(outbox)
+            backOff(outbox, after: job)
         }
         store.reportAll(problems)
         outbox.didChange(cacheName: job.kind.cacheName, key: job.key, everyKey: job.kind.isByID)
@@ -291,10 +295,13 @@ final class OutboxSender: Sendable {
         outbox.state.withLock { $0.sending.retryNow() }
     }
 
-    /// Waits before the next send as ``Configuration/mutationRetry`` says after one more failure.
-    private func backOff(_ outbox: Outbox) {
+    /// Waits before the next send as ``Configuration/mutationRetry`` says after one more failure
+    /// of `job`; not at all when the sender was asked to try at once after `job` was decided
+    /// (the failure may predate the network coming back, and the request would be lost).
+    private func backOff(_ outbox: Outbox, after job: SendJob) {
         let retry = outbox.store.configuration.mutationRetry
         outbox.state.withLock { state in
+            guard state.sending.wakes == job.wakesBefore else { return }
             state.sending.failures += 1
             state.sending.retryAt = outbox.store.configuration.timers.uptime + retry.delay(afterFailures: state.sending.failures, fraction: .random(in: 0.5...1))
         }

@@ -9,6 +9,9 @@ struct SendJob: Sendable {
     var key: String?
     /// The changes before it in the queue that the decision passed over (they do not decode).
     var passedOver: Set<UUID> = []
+    /// The sender's ``SenderSchedule/wakes`` when the send was decided: a wake after it makes a
+    /// failure of this send no reason to back off.
+    var wakesBefore: UInt64 = 0
 }
 
 /// What became of a send.

@@ -12,6 +12,10 @@ struct SenderSchedule {
     var failures = 0
     /// No send starts before this moment (``CacheTimers/uptime``): the backoff after a failure.
     var retryAt: Duration?
+    /// How many times the sender was asked to try at once (``OutboxSender/sendNow(_:)``): a send
+    /// that fails after such a request started before it (the network may have come back while
+    /// it was out) is tried again at once, not after a backoff.
+    var wakes: UInt64 = 0
     /// When a sender was last registered: a kind still unknown a while after it is reported.
     var lastRegistration: Duration?
     /// Whether a send is out (from the attempt noted to its outcome recorded).

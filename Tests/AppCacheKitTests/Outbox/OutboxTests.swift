@@ -205,6 +205,25 @@ import Testing
         server.gate.open()
     }
 
+    @Test func aSendThatFailsAfterTheAppAskedForATryNowIsTriedAgainAtOnce() async throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration(user: "alice", memory: .layer(writeBackDelay: nil))
+        // A backoff the test would never see end.
+        configuration.mutationRetry = .exponentialBackoff(maxAttempts: 1, initialDelay: .seconds(3600), maximumDelay: .seconds(3600))
+        let cache = try AppCache(configuration: configuration)
+        let attempts = Locked(0)
+        // The app becomes active (the network back) while the first send is out, and that send
+        // then fails: it may have failed before the network came back.
+        cache.registerSender(for: Retag.self) { [weak cache] _, _ in
+            guard attempts.withLock({ $0 += 1; return $0 }) == 1 else { return }
+            cache?.didResume()
+            throw URLError(.notConnectedToInternet)
+        }
+        try cache.enqueue(Retag(noteID: 1, tags: ["x"]))
+        #expect(await eventually { cache.pendingMutations.isEmpty })
+        #expect(attempts.withLock { $0 } == 2)
+    }
+
     @Test func aSendCutOffBeforeItsAnswerIsSentAgainWithTheSameId() async throws {
         let fixture = try Fixture()
         let first = try openCache(fixture)
