@@ -32,7 +32,12 @@ struct CacheLayout: Sendable {
     var isCaseInsensitive = false
 
     init(rootDirectory: URL, schemaVersion: String) {
-        rootPath = Self.rootPath(of: rootDirectory)
+        self.init(rootPath: Self.rootPath(of: rootDirectory), schemaVersion: schemaVersion)
+    }
+
+    /// The layout under a root whose path ``rootPath(of:)`` gave already.
+    init(rootPath: String, schemaVersion: String) {
+        self.rootPath = rootPath
         versionDirectoryName = FileName.bounded(stem: Self.versionPrefix + FileName.encode(schemaVersion))
     }
 
@@ -44,9 +49,16 @@ struct CacheLayout: Sendable {
     static func rootPath(of rootDirectory: URL) -> String {
         var path = rootDirectory.path(percentEncoded: false)
         if !isStandard(path) { path = rootDirectory.standardizedFileURL.path(percentEncoded: false) }
-        // By scalar: a slash can end a grapheme cluster that begins with another character.
-        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.unicodeScalars.removeLast() }
-        return path
+        // Cut as bytes: a slash can end a grapheme cluster that begins with another character,
+        // and a byte 0x2F is always a whole scalar. (Removing scalars one at a time through the
+        // unicode scalar view cost about 12,000 instructions each, an eighth of opening's.)
+        var slashes = 0
+        for byte in path.utf8.reversed() {
+            guard byte == UInt8(ascii: "/"), path.utf8.count - slashes > 1 else { break }
+            slashes += 1
+        }
+        guard slashes > 0 else { return path }
+        return String(decoding: path.utf8.dropLast(slashes), as: UTF8.self)
     }
 
     /// Whether `path` is not empty and has no empty segment (`//`) and no `.` or `..` segment.

@@ -124,6 +124,22 @@ final class CacheEventHub: @unchecked Sendable {
         deliver(CacheEvent(kind, cacheName: collection.cacheName, key: collection.key, user: collection.user, date: now()))
     }
 
+    /// ``record(_:for:)`` of two events of one collection, in order: counted under one lock
+    /// and one look-up of the collection's counters (a disk hit's decode and hit).
+    func record(_ first: CacheEvent.Kind, _ second: CacheEvent.Kind, for collection: ArchiveKey) {
+        if Self.counts(first) || Self.counts(second) {
+            func count(_ counts: inout CacheStatistics.Counts) {
+                Self.count(first, in: &counts)
+                Self.count(second, in: &counts)
+            }
+            counts.withLock { count(&$0[collection, default: .init()]) }
+        }
+        guard isObserved else { return }
+        let date = now()
+        deliver(CacheEvent(first, cacheName: collection.cacheName, key: collection.key, user: collection.user, date: date))
+        deliver(CacheEvent(second, cacheName: collection.cacheName, key: collection.key, user: collection.user, date: date))
+    }
+
     /// ``record(_:cacheName:key:user:)`` for many events at once: counted under one lock
     /// (a flush of a thousand collections takes it once, not a thousand times).
     func record(_ events: [Happened]) {

@@ -24,7 +24,9 @@ final class CacheServices: Sendable {
     /// Where the events of every service go.
     let events: CacheEventHub
 
-    private init(configuration: AppCache.Configuration) throws {
+    /// - Parameter rootPath: the root's path as ``CacheLayout/rootPath(of:)`` gives it, if the
+    ///   caller has it already.
+    private init(configuration: AppCache.Configuration, rootPath: String? = nil) throws {
         let diagnostics = DiagnosticsHub()
         self.diagnostics = diagnostics
         let events = CacheEventHub(
@@ -40,7 +42,7 @@ final class CacheServices: Sendable {
             events.record(.problemFound(problem.code), cacheName: problem.cacheName, key: problem.key, user: nil)
             diagnostics.deliver(problem)
         }
-        let store = try CollectionStore(configuration: configuration, events: events, diagnose: diagnose) { cacheName, key in
+        let store = try CollectionStore(configuration: configuration, rootPath: rootPath, events: events, diagnose: diagnose) { cacheName, key in
             if let cacheName { observers.notify(cacheName: cacheName, key: key) } else { observers.notifyAll() }
         }
         self.store = store
@@ -67,10 +69,10 @@ final class CacheServices: Sendable {
     /// The services for `configuration`: those of a live instance with the same store settings,
     /// or new ones (see ``AppCache/init(configuration:)`` for what opening does and throws).
     static func open(configuration: AppCache.Configuration) throws -> CacheServices {
-        guard let key = Key(configuration) else { return try CacheServices(configuration: configuration) }
+        guard let key = Key(configuration).map(HashedKey.init) else { return try CacheServices(configuration: configuration) }
         if let live = registry.withLock({ $0[key]?.services }) { return live }
         // Opened with no lock held: opening touches the disk.
-        let opened = try CacheServices(configuration: configuration)
+        let opened = try CacheServices(configuration: configuration, rootPath: key.key.root)
         return registry.withLock { registry in
             // Another thread may have opened the same meanwhile: one set of services wins.
             if let live = registry[key]?.services { return live }
@@ -81,7 +83,27 @@ final class CacheServices: Sendable {
     }
 
     /// The services open in this process, held weakly: they go with their last instance.
-    private static let registry = Locked<[Key: Entry]>([:])
+    private static let registry = Locked<[HashedKey: Entry]>([:])
+
+    /// A ``Key`` with its hash taken once: opening looks the registry up twice and adds to it,
+    /// and hashing every field of a key costs about 2,600 instructions (callgrind).
+    private struct HashedKey: Hashable {
+        let key: Key
+        let hash: Int
+
+        init(_ key: Key) {
+            self.key = key
+            hash = key.hashValue
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+
+        static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
+            lhs.hash == rhs.hash && lhs.key == rhs.key
+        }
+    }
 
     private struct Entry {
         weak var services: CacheServices?

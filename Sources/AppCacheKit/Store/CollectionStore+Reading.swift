@@ -370,7 +370,11 @@ extension CollectionStore {
             if let interval { events.systemLog?.end(interval) }
             return ReadArchive(record: record, decoded: decoded, payloadSize: payload.count)
         }
-        if let decodeTime { record(.decoded(duration: decodeTime), archiveKey) }
+        // A decode that gave items is counted with the disk hit at the end (one look-up of the
+        // collection's counters, not two).
+        var decodedItems = false
+        if case .found(let found, _) = read, case .items = found.decoded { decodedItems = true }
+        if let decodeTime, !decodedItems { record(.decoded(duration: decodeTime), archiveKey) }
         // What the read met on the way (damage skipped in a pack, a planted file) is told now.
         reports.deliver(to: diagnose)
         var record: ArchiveRecord
@@ -454,7 +458,11 @@ extension CollectionStore {
                 ifUnchangedSince: mutationsBeforeRead)
         }
         spillInBackground(spills)
-        self.record(.diskHit(bytes: payloadSize), archiveKey)
+        if let decodeTime {
+            events.record(.decoded(duration: decodeTime), .diskHit(bytes: payloadSize), for: archiveKey)
+        } else {
+            self.record(.diskHit(bytes: payloadSize), archiveKey)
+        }
         return loaded
     }
 

@@ -36,11 +36,14 @@ final class CollectionStore: Sendable {
     /// with an empty memory layer.
     ///
     /// - Parameters:
+    ///   - rootPath: the root's path as ``CacheLayout/rootPath(of:)`` gives it, if the caller
+    ///     has it already.
     ///   - events: where events and counts go.
     ///   - diagnose: told of every problem, with no lock held.
     ///   - onChange: told of every change, with no lock held.
     init(
-        configuration: AppCache.Configuration, events: CacheEventHub, diagnose: @escaping @Sendable (AppCacheError) -> Void,
+        configuration: AppCache.Configuration, rootPath: String? = nil, events: CacheEventHub,
+        diagnose: @escaping @Sendable (AppCacheError) -> Void,
         onChange: @escaping @Sendable (_ cacheName: String?, _ key: String?) -> Void
     ) throws {
         self.configuration = configuration
@@ -49,7 +52,8 @@ final class CollectionStore: Sendable {
         self.onChange = onChange
         let reports = ProblemReports()
         self.reports = reports
-        let layout = CacheLayout(rootDirectory: configuration.rootDirectory, schemaVersion: configuration.schemaVersion)
+        let layout = CacheLayout(
+            rootPath: rootPath ?? CacheLayout.rootPath(of: configuration.rootDirectory), schemaVersion: configuration.schemaVersion)
         let store = try DiskStore.open(
             layout: layout, packLimit: configuration.packLimit, faults: configuration.effectiveFaults, protection: FileProtection(configuration.fileProtection),
             onDamage: { path, what in
