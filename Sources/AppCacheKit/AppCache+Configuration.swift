@@ -291,7 +291,13 @@ extension AppCache {
 
         /// The threshold that applies to `type`: its override, else its own, else the default.
         public func stalenessThreshold<Model: CacheableModel>(for type: Model.Type) -> Duration {
-            stalenessThresholds[Model.cacheName] ?? Model.stalenessThreshold ?? defaultStalenessThreshold
+            stalenessThreshold(for: Model.self, cacheName: Model.cacheName)
+        }
+
+        /// ``stalenessThreshold(for:)`` with the type's `cacheName` taken already (the default
+        /// one describes the type anew at every call).
+        func stalenessThreshold<Model: CacheableModel>(for type: Model.Type, cacheName: @autoclosure () -> String) -> Duration {
+            (stalenessThresholds.isEmpty ? nil : stalenessThresholds[cacheName()]) ?? Model.stalenessThreshold ?? defaultStalenessThreshold
         }
     }
 }

@@ -172,7 +172,8 @@ final class CollectionStore: Sendable {
             return facts
         }()
         let info = TypeInfo(
-            cacheNamePart: facts.cacheNamePart, threshold: configuration.stalenessThreshold(for: Model.self), versions: facts.versions)
+            cacheNamePart: facts.cacheNamePart, threshold: configuration.stalenessThreshold(for: Model.self, cacheName: facts.cacheNamePart.cacheName),
+            versions: facts.versions)
         state.withLock { $0.types[id] = info }
         return info
     }
