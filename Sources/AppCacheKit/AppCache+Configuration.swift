@@ -259,7 +259,7 @@ extension AppCache {
         /// made, read or removed then.
         public var isInMemory: Bool {
             guard let memoryVolume else { return false }
-            return CacheLayout(rootDirectory: rootDirectory, schemaVersion: schemaVersion).rootPath == memoryVolume.rootPath
+            return CacheLayout.rootPath(of: rootDirectory) == memoryVolume.rootPath
         }
 
         /// Creates a configuration.

@@ -123,8 +123,7 @@ public struct CacheRootListing: Sendable {
     public static func read(
         root: URL, verifyChecksums: Bool = false, progress: ((Int, Int) -> Void)? = nil
     ) throws -> CacheRootListing {
-        // The version only matters to paths this listing does not use.
-        let rootPath = CacheLayout(rootDirectory: root, schemaVersion: "-").rootPath
+        let rootPath = CacheLayout.rootPath(of: root)
         func notACache(_ why: String, _ cause: (any Error)? = nil) -> AppCacheError {
             AppCacheError(code: .notACache, message: "\(rootPath) is not an AppCache root: \(why).", path: rootPath, underlyingError: cause)
         }
