@@ -264,7 +264,7 @@ extension AppCache {
     /// (``CollectionStore/loadAfterMiss(_:key:)``) with its pending changes applied.
     @usableFromInline
     func itemsAfterMiss<Model: CacheableModel>(_ type: Model.Type, key: String?) throws -> [Model]? {
-        try readAfterMiss(Model.self, key: key)?.items
+        try outbox.readingWithPending(Model.self, key: key) { try store.loadAfterMiss(Model.self, key: key)?.items }?.items
     }
 
     /// The collection and the items a read shows when memory did not answer at once
@@ -272,6 +272,12 @@ extension AppCache {
     private func readAfterMiss<Model: CacheableModel>(
         _ type: Model.Type, key: String?
     ) throws -> (found: CollectionStore.StoredCollection<Model>, items: [Model], applied: [UUID])? {
-        try outbox.readingWithPending(Model.self, key: key) { try store.loadAfterMiss(Model.self, key: key) } items: { $0.items }
+        var found: CollectionStore.StoredCollection<Model>?
+        let shown = try outbox.readingWithPending(Model.self, key: key) { () throws -> [Model]? in
+            found = try store.loadAfterMiss(Model.self, key: key)
+            return found?.items
+        }
+        guard let shown, let found else { return nil }
+        return (found, shown.items, shown.applied)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 extension Outbox {
-    /// The most times ``readingWithPending(_:key:read:items:)`` reads a collection whose read a
+    /// The most times ``readingWithPending(_:key:read:)`` reads a collection whose read a
     /// fold tore.
     static let readAttempts = 4
 
@@ -21,24 +21,25 @@ extension Outbox {
     /// after a kill between the two steps.
     ///
     /// - Parameters:
-    ///   - read: reads the confirmed collection; `nil` when there is none.
-    ///   - items: the confirmed items of what `read` returned.
-    /// - Returns: what `read` returned, the items shown and the ids of the changes applied;
-    ///   `nil` when `read` found nothing.
+    ///   - read: reads the confirmed items (a caller that wants more of the collection keeps
+    ///     it from the last call); `nil` when there is none.
+    /// - Returns: the items shown and the ids of the changes applied; `nil` when `read` found
+    ///   nothing. (Only items are passed through: a result generic over what the caller reads
+    ///   made each call instantiate tuple metadata, about 1,000 instructions of a first read.)
     /// - Throws: what `read` throws.
     /// - Complexity: one read, and a lock and one queue look-up more than applying alone; when
     ///   no kind of change is known, one read only.
-    func readingWithPending<Model: CacheableModel, Found>(
-        _ type: Model.Type, key: String?, read: () throws -> Found?, items: (Found) -> [Model]
-    ) rethrows -> (found: Found, items: [Model], applied: [UUID])? {
+    func readingWithPending<Model: CacheableModel>(
+        _ type: Model.Type, key: String?, read: () throws -> [Model]?
+    ) rethrows -> (items: [Model], applied: [UUID])? {
         var attempt = 1
         while true {
             let before = pendingMark(of: Model.self, key: key)
-            guard let found = try read() else { return nil }
-            let shown = applyingPending(items(found), of: Model.self, key: key)
-            guard let before, attempt < Self.readAttempts else { return (found, shown.items, shown.applied) }
+            guard let items = try read() else { return nil }
+            let shown = applyingPending(items, of: Model.self, key: key)
+            guard let before, attempt < Self.readAttempts else { return shown }
             let folds = state.withLock { $0.sending.folds[ObjectIdentifier(Model.self)] ?? 0 }
-            if folds == before.folds, before.applicable.isSubset(of: shown.applied) { return (found, shown.items, shown.applied) }
+            if folds == before.folds, before.applicable.isSubset(of: shown.applied) { return shown }
             attempt += 1
         }
     }

@@ -33,7 +33,7 @@ struct SenderSchedule {
     /// By model type: moves on when an accepted change to the type's collections begins to be
     /// folded into them, and again when it has been (before it leaves the queue). A read of a
     /// collection of the type that saw it stay was not torn by a fold
-    /// (``Outbox/readingWithPending(_:key:read:items:)``); folds of other types do not concern it.
+    /// (``Outbox/readingWithPending(_:key:read:)``); folds of other types do not concern it.
     var folds: [ObjectIdentifier: UInt64] = [:]
 
     /// How long after the last registration a queue's first change may wait for its kind

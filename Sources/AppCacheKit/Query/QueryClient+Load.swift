@@ -133,11 +133,13 @@ extension QueryClient {
             }
             switches = standing.switches
         }
-        let read = try outbox.readingWithPending(Model.self, key: key) {
-            try store.readCollection(Model.self, key: key, switches: switches)
-        } items: { $0.items }
-        guard let read else { return nil }
-        return (loaded(read.found, key: key, items: read.items, applied: read.applied), read.found)
+        var found: CollectionStore.StoredCollection<Model>?
+        let read = try outbox.readingWithPending(Model.self, key: key) { () throws -> [Model]? in
+            found = try store.readCollection(Model.self, key: key, switches: switches)
+            return found?.items
+        }
+        guard let read, let found else { return nil }
+        return (loaded(found, key: key, items: read.items, applied: read.applied), found)
     }
 
     /// What a load shows of `found`, the collection under `key`: `items`, with the pending

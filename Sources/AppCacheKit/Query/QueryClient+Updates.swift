@@ -108,16 +108,14 @@ extension QueryClient {
         // A collection that cannot be read now (reported) ends the read as one not cached does:
         // with nothing to apply the queue to, and nothing to read again.
         var isUnreadable = false
-        let read = outbox.readingWithPending(Model.self, key: key) { () -> Observed<Model>? in
-            guard let observed = readObservedConfirmed(Model.self, key: key) else {
-                isUnreadable = true
-                return nil
-            }
-            return observed.items == nil ? nil : observed
-        } items: { $0.items ?? [] }
+        var confirmed: Observed<Model>?
+        let read = outbox.readingWithPending(Model.self, key: key) { () -> [Model]? in
+            confirmed = readObservedConfirmed(Model.self, key: key)
+            isUnreadable = confirmed == nil
+            return confirmed?.items
+        }
         if isUnreadable { return nil }
-        guard let read else { return Observed(items: nil) }
-        var observed = read.found
+        guard let read, var observed = confirmed else { return Observed(items: nil) }
         (observed.items, observed.pending) = (read.items, read.applied)
         return observed
     }
