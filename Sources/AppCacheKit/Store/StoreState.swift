@@ -9,7 +9,8 @@ struct StoreState {
     /// The current user and the sessions bound to users.
     var sessions: UserTable
     var memory: MemoryStore
-    var types: [ObjectIdentifier: CollectionStore.TypeInfo] = [:]
+    /// What the store knows of each model type used (the first without hashing).
+    var types = FirstInlineDictionary<ObjectIdentifier, CollectionStore.TypeInfo>()
     /// Whether anyone reads the events (``CacheEventHub/isObserved``), kept here by the hub so
     /// that a memory hit, already holding this lock, asks nothing more.
     var eventsObserved = false

@@ -81,7 +81,9 @@ final class PackTable: Sendable {
     /// dictionaries, would otherwise add a table per archive).
     static let maximumSharedTables = 64
 
-    private let slots = BlockingLock<[String: Slot]>([:])
+    /// The packs read or written, by user directory: the first (the signed-in user's, almost
+    /// always the only one) found by comparing its name, not hashing it.
+    private let slots = BlockingLock<FirstInlineDictionary<String, Slot>>(FirstInlineDictionary())
     /// How many times this process found a pack holding other than the records written to it:
     /// damage between records, a tail cut off, a pack shorter than it was. The disk index,
     /// which counts what was written, is rebuilt from what the packs hold when it moves
@@ -470,7 +472,7 @@ final class PackTable: Sendable {
     }
 
     private func append(
-        _ appending: Appending, to slots: inout [String: Slot], _ directory: String, _ fileSystem: FileSystem
+        _ appending: Appending, to slots: inout FirstInlineDictionary<String, Slot>, _ directory: String, _ fileSystem: FileSystem
     ) throws(SystemError) -> (entries: [PackIndex.Applied], damage: String?) {
         // Taken out while it changes, so that its index is changed in place, not copied.
         var slot = slots.removeValue(forKey: directory) ?? Slot()
@@ -600,7 +602,7 @@ final class PackTable: Sendable {
         if case .failure(let error) = result { throw error }
     }
 
-    private func compact(_ directory: String, in slots: inout [String: Slot], temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
+    private func compact(_ directory: String, in slots: inout FirstInlineDictionary<String, Slot>, temporaryName: String, _ fileSystem: FileSystem) throws(SystemError) {
         // (An index that continues a checkpoint holds only the records after it: never
         // compacted from.)
         guard var slot = slots[directory], let file = slot.file, !slot.index.continuesCheckpoint else { return }
