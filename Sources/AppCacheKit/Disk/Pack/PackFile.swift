@@ -125,13 +125,13 @@ struct PackFile: Sendable {
     }
 
     /// A reader's open of `directory`'s pack in one system call, from the version directory,
-    /// following no link on the way (``SystemCalls/openBeneath(_:_:_:)``): what the directory's
+    /// following no link on the way (``SystemCalls/openBeneath(_:_:_:_:)``): what the directory's
     /// own open and close would cost again on every first read of a pack. On `.fallBack`,
     /// ``open(in:writable:fileSystem:)`` opens the directory first, as a writer does, and deals
     /// with the link.
     private static func openForReading(in directory: String, fileSystem: FileSystem) -> ReaderOpen {
         let descriptor = SystemCalls.openBeneath(
-            fileSystem.version.descriptor, directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            fileSystem.version.descriptor, directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return errno == ENOENT ? .missing : .fallBack }
         var info = stat()
         guard SystemCalls.fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
@@ -146,8 +146,7 @@ struct PackFile: Sendable {
     /// answer is only ever compared with a pack opened safely (``open(in:writable:fileSystem:)``).
     static func current(in directory: String, fileSystem: FileSystem) -> (number: FileID, size: Int)? {
         var info = stat()
-        let relative = directory + "/" + name
-        guard SystemCalls.fstatat(fileSystem.version.descriptor, relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard SystemCalls.fstatat(fileSystem.version.descriptor, directory, name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             return nil
         }
         return (FileID(info), Int(clamping: info.st_size))
