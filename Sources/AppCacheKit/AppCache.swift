@@ -93,7 +93,14 @@ public final class AppCache: Sendable {
     deinit {
         lifecycleSubscriptions.withLock { $0.cancel() }
         queries.uses.finishRecording()
-        store.reportAll(store.writeDirtyEntries())
+        // What the write-back thread was given (spills, settling batches, removals) ends before
+        // the cache does: no batch of a closed cache runs after its last instance went away.
+        store.waitForBackgroundWork()
+        // Nothing dirty, and the root gone (purged, or deleted by its owner): nothing to write,
+        // and no batch to make the root again for.
+        if store.memoryStatistics.dirtyEntries > 0 || store.disk.store.fileSystem.directoriesAreCurrent() {
+            store.reportAll(store.writeDirtyEntries())
+        }
         services.diagnostics.remove(ObjectIdentifier(self))
         // Only now: an exit under way waits for registered caches being deinitialised.
         ExitFlush.unregister(ObjectIdentifier(self))

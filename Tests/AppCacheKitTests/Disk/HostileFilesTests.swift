@@ -42,8 +42,11 @@ struct HostileFilesTests {
     /// return within `seconds`.
     private func expectReturns(within seconds: Double = 20, _ what: String, _ body: @escaping @Sendable () -> Void) {
         let done = DispatchSemaphore(value: 0)
+        // The thread lets go of `body` (and the cache it holds) before it signals: the cache
+        // is closed on this thread, before the fixture's directory goes.
+        let work = Locked<(@Sendable () -> Void)?>(body)
         Thread.detachNewThread {
-            body()
+            work.withLock { $0.moveOut() }?()
             done.signal()
         }
         #expect(done.wait(timeout: .now() + seconds) == .success, "\(what) blocked")

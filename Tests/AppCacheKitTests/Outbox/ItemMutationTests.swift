@@ -246,6 +246,9 @@ import Testing
         app.registerMutationKind(Like.self)
         let second = try widget.enqueue(Like(postID: 1, isLiked: false))
         #expect(await eventually { server.sends.map(\.id) == [id, second] })
+        // The second send's answer is recorded before the fixture's directory goes.
+        #expect(await eventually { app.pendingMutations.isEmpty })
+        await app.idle()
     }
 
     @Test func aChangeAcceptedWhileItsUserIsSwitchedAwayIsFoldedIntoTheirItems() async throws {
@@ -366,6 +369,9 @@ import Testing
         let shown = try await Read.getCachedItems.items(of: cache, forKey: "timeline")
         #expect(acceptedMidRead.withLock { $0 } && server.sends.count == 1, "queued, sent and accepted in the middle of the read")
         #expect(shown == liked(timeline, 2))
+        // The accepted send's answer is recorded before the fixture's directory goes.
+        #expect(await eventually { cache.pendingMutations.isEmpty })
+        await cache.idle()
     }
 
     /// The same when another process's sender has the change accepted: the reader's queue

@@ -138,5 +138,7 @@ import Testing
         #expect(await eventually { cache.queries.network.waiterCount == 0 }, "the flight stopped waiting")
         cache.networkDidBecomeAvailable()
         #expect(script.attempts == 1, "and never tried again")
+        // The consumer (and the cache it holds) ends before the fixture's directory goes.
+        _ = await consumer.result
     }
 }
