@@ -25,7 +25,7 @@ extension Outbox {
     ///     it from the last call); `nil` when there is none.
     /// - Returns: the items shown and the ids of the changes applied; `nil` when `read` found
     ///   nothing. (Only items are passed through: a result generic over what the caller reads
-    ///   made each call instantiate tuple metadata, about 1,000 instructions of a first read.)
+    ///   made each call instantiate tuple metadata, about 1,500 instructions of a first read.)
     /// - Throws: what `read` throws.
     /// - Complexity: one read, and a lock and one queue look-up more than applying alone; when
     ///   no kind of change is known, one read only.
