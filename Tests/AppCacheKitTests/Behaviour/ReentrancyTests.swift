@@ -85,17 +85,29 @@ struct ReentrancyTests {
     @Test func updatesNestingInOppositeOrdersOnTwoThreadsBothFinish() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
-        #expect(await finishes {
+        // Every update must land: an error is recorded, not dropped, so that one shows as such.
+        let errors = Locked<[String]>([])
+        // (Counting only once both finished: workers still running would make a short count.)
+        try #require(await finishes {
             DispatchQueue.concurrentPerform(iterations: 2) { worker in
                 let (outer, inner) = worker == 0 ? ("x", "y") : ("y", "x")
                 for step in 0..<Self.nestedSteps {
-                    _ = try? cache.updateItems(Note.self, forKey: outer) { notes in
-                        _ = try? cache.updateItems(Note.self, forKey: inner) { $0.append(Note.make(1000 * worker + step)) }
-                        notes.append(Note.make(2000 + 1000 * worker + step))
+                    do {
+                        _ = try cache.updateItems(Note.self, forKey: outer) { notes in
+                            do {
+                                _ = try cache.updateItems(Note.self, forKey: inner) { $0.append(Note.make(1000 * worker + step)) }
+                            } catch {
+                                errors.withLock { $0.append("inner: \(error)") }
+                            }
+                            notes.append(Note.make(2000 + 1000 * worker + step))
+                        }
+                    } catch {
+                        errors.withLock { $0.append("outer: \(error)") }
                     }
                 }
             }
         })
+        #expect(errors.withLock { $0 } == [])
         let all = try (cache.getCachedItems(Note.self, forKey: "x") ?? []) + (cache.getCachedItems(Note.self, forKey: "y") ?? [])
         #expect(Set(all.map(\.id)).count == 4 * Self.nestedSteps)
     }
