@@ -103,7 +103,8 @@ import Testing
         relaunched.registerSender(for: Retag.self, send: server.send)
         #expect(try relaunched.getCachedItems(Note.self, forKey: "top") == shown, "decoded by its name once registered")
         server.gate.open()
-        // The released send fails and its retry is accepted: both end before the fixture's directory goes.
+        // What the released send leads to (a retry, an acceptance or a rejection) ends, and the
+        // change leaves the queue, before the fixture's directory goes.
         #expect(await eventually { relaunched.pendingMutations.isEmpty })
         await relaunched.idle()
     }
@@ -173,7 +174,8 @@ import Testing
         #expect(await eventually { cache.pendingMutations.count == 1 })
         #expect(try cache.getCachedItems(Note.self, forKey: "top") == Self.tagged(newer, 2, ["kept"]), "recomputed, not restored: note 3 stays")
         rejecting.gate.open()
-        // The released send fails and its retry is accepted: both end before the fixture's directory goes.
+        // What the released send leads to (a retry, an acceptance or a rejection) ends, and the
+        // change leaves the queue, before the fixture's directory goes.
         #expect(await eventually { cache.pendingMutations.isEmpty })
         await cache.idle()
     }
@@ -205,7 +207,8 @@ import Testing
         #expect(pending.attempts == 2)
         #expect(pending.lastError == String(describing: URLError(.timedOut)))
         server.gate.open()
-        // The released send fails and its retry is accepted: both end before the fixture's directory goes.
+        // What the released send leads to (a retry, an acceptance or a rejection) ends, and the
+        // change leaves the queue, before the fixture's directory goes.
         #expect(await eventually { cache.pendingMutations.isEmpty })
         await cache.idle()
     }
@@ -396,7 +399,8 @@ import Testing
         let switches = cache.store.state.withLock { $0.sessions.switches }
         #expect(try cache.queries.readForLoad(Note.self, key: "top", switches: switches)?.stored.validators?.etag == "e1")
         server.gate.open()
-        // The released send fails and its retry is accepted: both end before the fixture's directory goes.
+        // What the released send leads to (a retry, an acceptance or a rejection) ends, and the
+        // change leaves the queue, before the fixture's directory goes.
         #expect(await eventually { cache.pendingMutations.isEmpty })
         await cache.idle()
     }
