@@ -233,7 +233,7 @@ final class CollectionStore: Sendable {
     /// Waits for the disk work queued on the write-back thread so far: spills, removals and
     /// settling batches (what tests and the benchmark check after a call that queued some).
     func waitForBackgroundWork() {
-        writeBack.drain()
+        writeBack.queue.sync {}
     }
 
     /// How the disk writer's batches keep memory coherent with the disk: what memory holds is

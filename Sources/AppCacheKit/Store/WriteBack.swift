@@ -14,25 +14,6 @@ final class WriteBack: Sendable {
     /// The store's thread for disk work no caller waits for.
     let queue = DispatchQueue(label: "AppCache.writeBack", qos: .utility)
 
-    #if canImport(Darwin)
-    /// Set on ``queue``: whether the caller is the write-back thread itself. (Not `Sendable` in
-    /// Apple's SDKs: made once, then only read by Dispatch.)
-    nonisolated(unsafe) private static let onQueue = DispatchSpecificKey<Bool>()
-    #else
-    /// Set on ``queue``: whether the caller is the write-back thread itself.
-    private static let onQueue = DispatchSpecificKey<Bool>()
-    #endif
-
-    init() {
-        queue.setSpecific(key: Self.onQueue, value: true)
-    }
-
-    /// Waits for the work queued on ``queue`` so far; at once when called from that work.
-    func drain() {
-        guard DispatchQueue.getSpecific(key: Self.onQueue) == nil else { return }
-        queue.sync {}
-    }
-
     private struct Schedule {
         /// When the timer fires next, in uptime nanoseconds (`nil`: not scheduled).
         var due: UInt64?
