@@ -215,7 +215,7 @@ struct MemoryTests {
 
     /// The last instance released by disk work it queued (on its own thread) closes there, and
     /// writes what is dirty.
-    @Test func theLastInstanceReleasedOnItsOwnThreadDoesNotWaitForItself() throws {
+    @Test func theLastInstanceReleasedOnTheCachesOwnThreadWritesWhatIsDirty() throws {
         let fixture = try Fixture()
         let held = Locked<AppCache?>(try fixture.openCache(memory: .layer(writeBackDelay: nil)))
         let store = try #require(held.withLock { $0?.store })
