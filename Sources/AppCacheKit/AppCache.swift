@@ -90,6 +90,10 @@ public final class AppCache: Sendable {
         store.reportAll([])
     }
 
+    // No dispatch call here or in what it runs on Linux (the dispatch sources it cancels exist
+    // on Apple platforms only): the last reference may go in a thread's exit (held by a
+    // `Thread`'s closure), after libdispatch freed its data of the thread, and a dispatch call
+    // then makes the exit free that memory twice (see ``JobsInFlight``).
     deinit {
         lifecycleSubscriptions.withLock { $0.cancel() }
         queries.uses.finishRecording()

@@ -56,6 +56,9 @@ final class CollectionUses: Sendable {
 
     private let state = Locked(State())
     private let recording = DispatchQueue(label: "AppCache.recentUses", qos: .utility)
+    /// The recordings queued on `recording` and not yet done: what ``finishRecording()`` waits
+    /// for without entering libdispatch (it runs in the cache's `deinit`, see ``JobsInFlight``).
+    private let recordings = JobsInFlight()
 
     /// Registers the fetch a background refresh runs for every collection of a type, and lets
     /// go of the fetches remembered for the type's collections (the registered one wins over
@@ -111,8 +114,10 @@ final class CollectionUses: Sendable {
         // Released after the lock: a fetch's captures may deinitialise anything.
         withExtendedLifetime(released) {}
         if record {
-            recording.async { [weak self, weak store] in
+            recordings.begin()
+            recording.async { [weak self, weak store, recordings] in
                 if let self, let store { self.record(in: store) }
+                recordings.end()
             }
         }
     }
@@ -120,8 +125,10 @@ final class CollectionUses: Sendable {
     /// Waits until the uses queued for recording are in the store (then a flush writes them):
     /// what a flush, the exit's flush and ``AppCache/idle()`` do first, so that a process that
     /// ends soon after a load still leaves its use for the next background launch.
+    ///
+    /// It makes no dispatch call, so the cache's `deinit` may run on a thread that is exiting.
     func finishRecording() {
-        recording.sync {}
+        recordings.waitUntilNone()
     }
 
     /// The current user's uses, this process's and the recorded ones, with the fetch to run for
