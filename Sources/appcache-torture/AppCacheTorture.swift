@@ -2,7 +2,7 @@ import AppCacheKit
 import Foundation
 import MenuModel
 
-/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]`
+/// `appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,thread-exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]`
 ///
 /// Kills, starves and feeds garbage to AppCache the way trusted storage engines are tested, and
 /// checks every invariant a cache that keeps a person's data must keep:
@@ -42,6 +42,9 @@ import MenuModel
 ///   50 million long), in children of a seed each: no crash, no hang;
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
 ///   collection its `deinit` was writing must be on disk;
+/// - **thread-exit**: a cache whose last reference a `Thread`'s closure holds, updated from
+///   `concurrentPerform` workers, is released as that thread exits (after libdispatch tore down
+///   its data of the thread): every child must end cleanly and every update be on disk;
 /// - **purge**: two instances write, read and flush from four threads while the root or the
 ///   version directory is deleted, or renamed away as trash, at random moments: reads are
 ///   whole or miss, a flush after the purges writes every dirty collection, and nothing is
@@ -62,7 +65,7 @@ import MenuModel
 @main
 struct AppCacheTorture {
     static let usage = """
-        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]
+        usage: appcache-torture [--quick] [--modes crash,two-process,hostile,damaged,budget,removal,fuzz,exit,thread-exit,purge,read-only,outbox] [--seed N] [--layout packs|files] [--keep]
 
           --quick        a short run (CI); the default is the long run
           --modes LIST   which modes to run (default: all)
@@ -80,7 +83,7 @@ struct AppCacheTorture {
         }
         var quick = false
         var keep = false
-        var modes = ["crash", "two-process", "hostile", "damaged", "budget", "removal", "fuzz", "exit", "purge", "read-only", "outbox"]
+        var modes = ["crash", "two-process", "hostile", "damaged", "budget", "removal", "fuzz", "exit", "thread-exit", "purge", "read-only", "outbox"]
         var seed = UInt64(Date().timeIntervalSince1970 * 1000) % 1_000_000
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
@@ -140,6 +143,8 @@ struct AppCacheTorture {
                     try RemovalMode(base: base, quick: quick, report: report).run()
                 case "exit":
                     try ExitMode(base: base, quick: quick, report: report).run()
+                case "thread-exit":
+                    try ThreadExitMode(base: base, quick: quick, report: report).run()
                 case "purge":
                     var purge = PurgeMode(base: base, quick: quick, report: report, random: SeededRandom(seed: random.next()))
                     try purge.run()
@@ -228,6 +233,9 @@ struct AppCacheTorture {
                 try ExitRace.run(
                     root: root, collections: Int(values["--collections"] ?? "100") ?? 100,
                     pause: UInt32(values["--pause-microseconds"] ?? "0") ?? 0)
+            case "thread-exit":
+                try ThreadExitRelease.run(
+                    root: root, rounds: Int(values["--rounds"] ?? "10") ?? 10, updates: Int(values["--updates"] ?? "10") ?? 10)
             case "appender":
                 try SharedUpdates.appendAsChild(
                     root: root, owner: values["--owner"] ?? "A", count: Int(values["--count"] ?? "1000") ?? 1000)
