@@ -200,8 +200,10 @@ struct InspectorTests {
     /// stale and one damaged: per type and user, and a total, in a table and in JSON.
     @Test func statsSumsEachTypePerUserWithItemCounts() async throws {
         let scratch = try ExampleTests.Scratch()
-        // Dates from a clock three hours back, moved by hand (the inspector ages by real time).
-        let clock = CacheClock(now: Date().addingTimeInterval(-3 * 3600))
+        // Dates from a clock three hours back, moved by hand (the inspector ages by real time:
+        // the ages it reports grow by the time the test takes, minutes under a sanitizer).
+        let started = Date()
+        let clock = CacheClock(now: started.addingTimeInterval(-3 * 3600))
         func configuration(user: String, packed: Bool) -> AppCache.Configuration {
             var configuration = AppCache.Configuration(rootDirectory: URL(filePath: scratch.cacheRoot), schemaVersion: "1", user: user)
             configuration.clock = clock
@@ -252,12 +254,14 @@ struct InspectorTests {
         #expect(sum["collections"] as? Int == 4 && sum["items"] as? Int == 11)
         let archives = try #require(try JSONSerialization.jsonObject(with: Data(try await inspect.run([scratch.cacheRoot, "--json"], scratch: scratch.url).standardOutput.utf8)) as? [String: Any])["archives"] as? [[String: Any]]
         #expect(sum["bytes"] as? Int == archives?.reduce(0) { $0 + ($1["bytes"] as? Int ?? 0) }, "the archives' bytes, summed")
+        // Three hours, and up to the seconds the test has run since it wrote them.
+        let since = (started.timeIntervalSinceNow * -1).rounded(.up)
         let stalest = try #require(sum["stalest"] as? [String: Any])
-        #expect((stalest["overdueSeconds"] as? Double).map { $0 > 10_100 && $0 < 10_300 } == true)
+        #expect((stalest["overdueSeconds"] as? Double).map { (10_195...(10_205 + since)).contains($0) } == true, "\(stalest)")
         #expect(stalest["thresholdSeconds"] as? Double == 600)
         #expect((stalest["archive"] as? [String: Any])?["user"] as? String == "ann")
         let oldest = try #require(sum["oldest"] as? [String: Any])
-        #expect((oldest["ageSeconds"] as? Double).map { $0 > 10_700 && $0 < 10_900 } == true)
+        #expect((oldest["ageSeconds"] as? Double).map { (10_795...(10_805 + since)).contains($0) } == true, "\(oldest)")
         #expect(try snapshot(scratch.cacheRoot).mapValues(\.0) == before.mapValues(\.0), "read-only")
     }
 
