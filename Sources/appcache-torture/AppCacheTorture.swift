@@ -235,7 +235,8 @@ struct AppCacheTorture {
                     pause: UInt32(values["--pause-microseconds"] ?? "0") ?? 0)
             case "thread-exit":
                 try ThreadExitRelease.run(
-                    root: root, rounds: Int(values["--rounds"] ?? "10") ?? 10, updates: Int(values["--updates"] ?? "10") ?? 10)
+                    root: root, rounds: Int(values["--rounds"] ?? "") ?? ThreadExitMode.rounds,
+                    updates: Int(values["--updates"] ?? "") ?? ThreadExitMode.updates)
             case "appender":
                 try SharedUpdates.appendAsChild(
                     root: root, owner: values["--owner"] ?? "A", count: Int(values["--count"] ?? "1000") ?? 1000)
