@@ -104,9 +104,10 @@ final class ThreadPool: @unchecked Sendable {
     private func work() {
         condition.lock()
         while true {
-            if let job = state.pointee.take() {
+            var job = state.pointee.take()
+            if job != nil {
                 condition.unlock()
-                job()
+                Self.runAndRelease(&job)
                 condition.lock()
                 continue
             }
@@ -119,6 +120,16 @@ final class ThreadPool: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// Runs `job` and lets go of it (and of what it captured) before returning, so before the
+    /// caller takes the lock again: a capture's last reference may end in a `deinit` that hands
+    /// work to this pool (``LibraryThreads/handOff(_:)``), and with the lock held that `submit`
+    /// would wait for itself. (Left to the optimiser, the release could come after the lock.)
+    @inline(never)
+    private static func runAndRelease(_ job: inout (@Sendable () -> Void)?) {
+        job?()
+        job = nil
     }
 
     /// The threads running now, the most that ever ran at once, and the jobs waiting for one.

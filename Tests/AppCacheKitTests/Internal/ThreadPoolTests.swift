@@ -57,6 +57,41 @@ struct ThreadPoolTests {
 
     /// Many loads at once whose fetches write to the disk and load other collections (whose
     /// blocking work queues on the same threads): all of them finish.
+    /// Submits a job of its own from its `deinit`: what a cache's services do when a job held
+    /// their last reference (``LibraryThreads/handOff(_:)``).
+    final class SubmitsWhenReleased: Sendable {
+        let pool: ThreadPool
+        let ran: Locked<Bool>
+
+        init(pool: ThreadPool, ran: Locked<Bool>) {
+            self.pool = pool
+            self.ran = ran
+        }
+
+        deinit {
+            let ran = ran
+            pool.submit { ran.withLock { $0 = true } }
+        }
+    }
+
+    /// A job is let go before its thread takes the pool's lock again: had the last reference
+    /// to what it captured gone with the lock held, the `submit` from that `deinit` would wait
+    /// for itself (the thread-exit torture mode hung so).
+    @Test func aJobWhoseCaptureSubmitsWhenReleasedLetsThatJobRun() async {
+        let pool = ThreadPool(name: "AppCache.test", width: 1, idleTimeout: .seconds(1))
+        let first = Locked(false)
+        let second = Locked(false)
+        do {
+            let captured = SubmitsWhenReleased(pool: pool, ran: second)
+            pool.submit { [captured] in
+                _ = captured
+                first.withLock { $0 = true }
+            }
+        }
+        #expect(await eventually { first.withLock { $0 } }, "the job ran")
+        #expect(await eventually(within: 30) { second.withLock { $0 } }, "the job its capture's deinit submitted ran")
+    }
+
     @Test func manyLoadsWhoseFetchesWriteAndLoadFinish() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache()
