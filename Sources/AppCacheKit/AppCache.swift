@@ -91,9 +91,11 @@ public final class AppCache: Sendable {
     }
 
     // No dispatch call here or in what it runs on Linux (the dispatch sources it cancels exist
-    // on Apple platforms only): the last reference may go in a thread's exit (held by a
-    // `Thread`'s closure), after libdispatch freed its data of the thread, and a dispatch call
-    // then makes the exit free that memory twice (see ``JobsInFlight``).
+    // on Apple platforms only), and no task cancelled or resumed (that enqueues it through
+    // Dispatch): the last reference may go in a thread's exit (held by a `Thread`'s closure),
+    // after libdispatch freed its data of the thread, and a dispatch call then makes the exit
+    // free that memory twice (see ``JobsInFlight``). The services' sender and event streams
+    // are stopped on a library thread (``LibraryThreads/handOff(_:)``).
     deinit {
         lifecycleSubscriptions.withLock { $0.cancel() }
         queries.uses.finishRecording()

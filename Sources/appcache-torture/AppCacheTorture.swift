@@ -43,8 +43,10 @@ import MenuModel
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
 ///   collection its `deinit` was writing must be on disk;
 /// - **thread-exit**: a cache whose last reference a `Thread`'s closure holds, updated from
-///   `concurrentPerform` workers, is released as that thread exits (after libdispatch tore down
-///   its data of the thread): every child must end cleanly and every update be on disk;
+///   `concurrentPerform` workers, with a task following its events and a sender inside its
+///   send, is released as that thread exits (after libdispatch tore down its data of the
+///   thread): every child must end cleanly, every update be on disk, every event stream end and
+///   every queued change stay queued;
 /// - **purge**: two instances write, read and flush from four threads while the root or the
 ///   version directory is deleted, or renamed away as trash, at random moments: reads are
 ///   whole or miss, a flush after the purges writes every dirty collection, and nothing is

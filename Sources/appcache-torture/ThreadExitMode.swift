@@ -12,9 +12,12 @@ import Darwin
 /// cache runs updates from `DispatchQueue.concurrentPerform` workers, and Foundation releases
 /// the closure (and so the cache) in the thread's exit, after libdispatch has torn down its
 /// data of that thread. On Linux a dispatch call from `deinit` then makes the exit free
-/// libdispatch's continuations twice: the child aborts in `malloc` or crashes later. Each child
-/// must end cleanly, and every update must be on disk (the `deinit` at the thread's exit writes
-/// what is dirty).
+/// libdispatch's continuations twice: the child aborts in `malloc` or crashes later. Each
+/// released cache also has a task following its events and a sender waiting on its server for a
+/// queued change: ending those resumes and cancels tasks, which goes through Dispatch too. Each
+/// child must end cleanly, every update must be on disk (the `deinit` at the thread's exit
+/// writes what is dirty), every event stream must end, and every queued change must still be
+/// queued (none was sent: the server never answers).
 struct ThreadExitMode {
     let base: URL
     let quick: Bool
@@ -55,8 +58,22 @@ struct ThreadExitMode {
             if lost > 0 {
                 report.violation("thread-exit \(index): \(lost) of \(2 * Self.rounds) collections not as updated after their cache was released at its thread's exit")
             }
+            cache.registerMutationKind(ThreadExitNudge.self)
+            report.operations += 1
+            if cache.pendingMutations.count != Self.rounds {
+                report.violation("thread-exit \(index): \(cache.pendingMutations.count) queued changes, not \(Self.rounds) (one per released cache, never sent)")
+            }
         }
     }
+}
+
+/// A queued change each released cache leaves for the next launch: its sender is waiting on
+/// a server that never answers when the cache goes.
+struct ThreadExitNudge: CacheMutation {
+    static let mutationName = "thread-exit-nudge"
+    var round: Int
+    var key: String? { "nudged" }
+    func apply(to items: inout [MenuItem]) { items.append(MenuItem.sampleMenu(count: 1, seed: round)[0]) }
 }
 
 /// The child side of the thread-exit mode.
@@ -78,6 +95,23 @@ enum ThreadExitRelease {
             weak let released = cache
             let go = DispatchSemaphore(value: 0)
             let failures = Shared<[String]>([])
+            // A task following the cache's events (resumed when the cache goes), and a sender
+            // inside its send (cancelled when the cache goes).
+            let events = cache!.events
+            let streamEnded = DispatchSemaphore(value: 0)
+            Task {
+                for await _ in events {}
+                streamEnded.signal()
+            }
+            let sending = Shared(false)
+            cache!.registerSender(for: ThreadExitNudge.self) { _, _ in
+                sending.withLock { $0 = true }
+                try await Task.sleep(for: .seconds(600))
+            }
+            _ = try cache!.enqueue(ThreadExitNudge(round: round))
+            let sendBy = Date().addingTimeInterval(60)
+            while !sending.withLock({ $0 }) && Date() < sendBy { usleep(500) }
+            if !sending.withLock({ $0 }) { emit("VIOLATION round \(round): the queued change's send did not begin within a minute") }
             // Detached: nothing else holds the `Thread`, so Foundation releases it (and its
             // closure) in the thread's exit.
             Thread.detachNewThread { [cache] in
@@ -102,6 +136,7 @@ enum ThreadExitRelease {
             let deadline = Date().addingTimeInterval(60)
             while released != nil && Date() < deadline { usleep(500) }
             if released != nil { emit("VIOLATION round \(round): the cache was not released within a minute of its thread's work") }
+            if streamEnded.wait(timeout: .now() + 60) == .timedOut { emit("VIOLATION round \(round): the event stream did not end within a minute of its cache's release") }
             for failure in failures.withLock({ $0 }) { emit("VIOLATION updateItems threw: \(failure)") }
         }
         // The exit flush waits for a cache whose deinit is still under way.

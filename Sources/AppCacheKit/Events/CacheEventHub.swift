@@ -46,8 +46,13 @@ final class CacheEventHub: @unchecked Sendable {
     }
 
     deinit {
-        observers.withLock { state in
-            for continuation in state.continuations.values { continuation.finish() }
+        // Finishing a stream resumes the task waiting on it (a Dispatch call): on a library
+        // thread, as this thread may be exiting (see ``LibraryThreads/handOff(_:)``).
+        let followed = observers.withLock { Array($0.continuations.values) }
+        if !followed.isEmpty {
+            LibraryThreads.handOff {
+                for continuation in followed { continuation.finish() }
+            }
         }
         observerCount.deallocate()
     }

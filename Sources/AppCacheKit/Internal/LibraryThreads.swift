@@ -37,6 +37,19 @@ enum LibraryThreads {
         }.value
     }
 
+    /// Runs `work` on a library thread soon, without waiting for it: what a `deinit` does that
+    /// cancels or resumes a task.
+    ///
+    /// Cancelling a suspended task, or resuming it, enqueues it on Swift concurrency's global
+    /// executor, which is a Dispatch call; and a `deinit` may run in the exit of a thread whose
+    /// closure held the last reference (a cache, a query), after libdispatch freed its data of
+    /// the thread: on Linux a Dispatch call there makes the exit free that memory a second time
+    /// (heap corruption; see ``JobsInFlight``). Handing the work over takes a lock and signals a
+    /// condition, no Dispatch call.
+    static func handOff(_ work: @escaping @Sendable () -> Void) {
+        pool.submit(work)
+    }
+
     /// Runs `work`, which cannot fail, on a library thread (see ``run(_:)``).
     static func run<Result>(_ work: @escaping @Sendable () -> Result) async -> Result {
         let box = WorkBox(work)

@@ -41,10 +41,19 @@ final class OutboxSender: Sendable {
     }
 
     /// Stops the sender and lets go of the lease (the cache is going away).
+    ///
+    /// A running sender's task is cancelled on a library thread, and the lease let go after it
+    /// there: this runs in a `deinit`, whose thread may be exiting, where cancelling a task (a
+    /// Dispatch call) corrupts the heap on Linux (see ``LibraryThreads/handOff(_:)``).
     func stop(for outbox: Outbox) {
-        outbox.state.withLock { $0.sending.task }?.cancel()
         let disk = outbox.store.disk
-        disk.coordinator.senderLease.release(by: ObjectIdentifier(outbox), root: disk.store.fileSystem.versionPath)
+        let holder = ObjectIdentifier(outbox)
+        let releaseLease: @Sendable () -> Void = { disk.coordinator.senderLease.release(by: holder, root: disk.store.fileSystem.versionPath) }
+        guard let task = outbox.state.withLock({ $0.sending.task }) else { return releaseLease() }
+        LibraryThreads.handOff {
+            task.cancel()
+            releaseLease()
+        }
     }
 
     /// Lets the sender try at once: the app became active, the network came back, the user

@@ -13,23 +13,23 @@ import Darwin
 /// forgetting it, so that a dispatch call from `deinit` frees its continuations a second time).
 /// AddressSanitizer (CI's quick run holds this suite) reports such a second free at once.
 struct ThreadExitTests {
-    /// Runs `body(cache, worker)` from two `concurrentPerform` workers on a new thread whose
-    /// closure takes the last reference to the cache (the caller's becomes `nil`). The calling
-    /// thread finishes last, so that it keeps the apply's continuation in libdispatch's cache
-    /// of the thread: what a second free at its exit would free again.
-    private func releaseAtThreadExit(_ held: inout AppCache?, _ body: @escaping @Sendable (AppCache, Int) -> Void) {
+    /// Runs `body(object, worker)` from two `concurrentPerform` workers on a new thread whose
+    /// closure takes the last reference to the object, a cache or a query (the caller's becomes
+    /// `nil`). The calling thread finishes last, so that it keeps the apply's continuation in
+    /// libdispatch's cache of the thread: what a second free at its exit would free again.
+    private func releaseAtThreadExit<Object: AnyObject & Sendable>(_ held: inout Object?, _ body: @escaping @Sendable (Object, Int) -> Void) {
         let go = DispatchSemaphore(value: 0)
-        var cache = held.moveOut()
-        Thread.detachNewThread { [cache] in
+        var object = held.moveOut()
+        Thread.detachNewThread { [object] in
             go.wait()
-            guard let cache else { return }
+            guard let object else { return }
             let caller = pthread_self()
             DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                body(cache, worker)
+                body(object, worker)
                 if pthread_equal(pthread_self(), caller) != 0 { usleep(2_000) }
             }
         }
-        cache = nil
+        object = nil
         go.signal()
     }
 
@@ -49,6 +49,80 @@ struct ThreadExitTests {
         let reader = try fixture.openCache()
         #expect(try reader.getCachedItems(Plain.self, forKey: "r7-w1") == [Plain(value: 7)])
     }
+
+    /// A queued change for the items of ``Plain``.
+    struct Nudge: CacheMutation {
+        static let mutationName = "nudge"
+        var value: Int
+        var key: String? { "nudged" }
+        func apply(to items: inout [Plain]) { items.append(Plain(value: value)) }
+    }
+
+    /// A cache whose sender waits on its server when the cache goes: the sender is stopped (its
+    /// task cancelled) without a dispatch call at the thread's exit, and the change stays queued
+    /// for the next launch.
+    @Test func aCacheReleasedAsItsThreadExitsStopsItsSenderAndKeepsTheChange() async throws {
+        let fixture = try Fixture()
+        for round in 0..<8 {
+            var cache: AppCache? = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+            let sending = Locked(false)
+            cache?.registerSender(for: Nudge.self) { _, _ in
+                sending.withLock { $0 = true }
+                try await Task.sleep(for: .seconds(600))
+            }
+            _ = try #require(cache).enqueue(Nudge(value: round))
+            #expect(await eventually { sending.withLock { $0 } }, "round \(round): the send began")
+            weak let released = cache
+            releaseAtThreadExit(&cache) { cache, worker in
+                _ = try? cache.updateItems(Plain.self, forKey: "s\(round)-w\(worker)") { $0.append(Plain(value: round)) }
+            }
+            #expect(await eventually { released == nil }, "round \(round): the cache went with its thread")
+        }
+        let relaunched = try fixture.openCache()
+        relaunched.registerMutationKind(Nudge.self)
+        #expect(relaunched.pendingMutations.count == 8)
+    }
+
+    /// A cache whose events a task follows, released with a thread's exit: its event stream ends
+    /// (the waiting consumer resumed) without a dispatch call in the exit.
+    @Test func aCacheReleasedAsItsThreadExitsEndsItsEventStreams() async throws {
+        let fixture = try Fixture()
+        for round in 0..<8 {
+            var cache: AppCache? = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+            let events = try #require(cache).events
+            let consumer = Task {
+                var seen = 0
+                for await _ in events { seen += 1 }
+                return seen
+            }
+            releaseAtThreadExit(&cache) { cache, worker in
+                _ = try? cache.updateItems(Plain.self, forKey: "e\(round)-w\(worker)") { $0.append(Plain(value: round)) }
+            }
+            // Ends only when the stream does: when the cache went.
+            let seen = await consumer.value
+            #expect(seen >= 2, "round \(round): the updates' events arrived before the end")
+        }
+    }
+
+    #if canImport(Observation)
+    /// A query whose last reference goes with a thread's exit: its watch is stopped (tasks
+    /// cancelled) on a library thread, without a dispatch call in the exit.
+    @MainActor @Test func aQueryReleasedAsItsThreadExitsStopsFollowing() async throws {
+        let fixture = try Fixture()
+        let cache = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+        for round in 0..<8 {
+            try cache.cacheItems([Plain(value: round)], forKey: "q\(round)")
+            var query: CachedQuery<Plain>? = CachedQuery(cache: cache, Plain.self, forKey: "q\(round)") { _ in .items([Plain(value: round)]) }
+            #expect(await eventually { query?.items == [Plain(value: round)] }, "round \(round): the query follows its collection")
+            weak let released = query
+            releaseAtThreadExit(&query) { _, worker in
+                _ = try? cache.updateItems(Plain.self, forKey: "q\(round)-w\(worker)") { $0.append(Plain(value: round)) }
+            }
+            #expect(await eventually { released == nil }, "round \(round): the query went with its thread")
+        }
+        #expect(await eventually { cache.queries.observers.isEmpty }, "every watch stopped")
+    }
+    #endif
 
     /// Uses recorded for a background refresh are queued on a queue of their own: the cache
     /// released at the thread's exit waits for them without a dispatch call, and writes them.
