@@ -136,7 +136,7 @@ extension AppCache {
 
     /// Follows ``pendingMutations``: yields the list at once, then after every change to it (a
     /// change enqueued, tried, accepted or rejected, here or in another process), until the
-    /// consuming task ends.
+    /// consuming task ends or the cache goes away (the stream does not keep it alive).
     ///
     /// ```swift
     /// for await pending in cache.pendingMutationUpdates() {

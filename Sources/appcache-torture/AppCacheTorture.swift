@@ -43,9 +43,9 @@ import MenuModel
 /// - **exit**: a normal exit right after a cache's last reference went on another thread: every
 ///   collection its `deinit` was writing must be on disk;
 /// - **thread-exit**: a cache whose last reference a `Thread`'s closure holds, updated from
-///   `concurrentPerform` workers, with a task following its events and a sender inside its
-///   send, is released as that thread exits (after libdispatch tore down its data of the
-///   thread): every child must end cleanly, every update be on disk, every event stream end and
+///   `concurrentPerform` workers, with tasks following its events and a collection and a sender
+///   inside its send, is released as that thread exits (after libdispatch tore down its data of
+///   the thread): every child must end cleanly, every update be on disk, every stream end and
 ///   every queued change stay queued;
 /// - **purge**: two instances write, read and flush from four threads while the root or the
 ///   version directory is deleted, or renamed away as trash, at random moments: reads are

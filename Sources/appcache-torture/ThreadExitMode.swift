@@ -13,11 +13,11 @@ import Darwin
 /// the closure (and so the cache) in the thread's exit, after libdispatch has torn down its
 /// data of that thread. On Linux a dispatch call from `deinit` then makes the exit free
 /// libdispatch's continuations twice: the child aborts in `malloc` or crashes later. Each
-/// released cache also has a task following its events and a sender waiting on its server for a
-/// queued change: ending those resumes and cancels tasks, which goes through Dispatch too. Each
-/// child must end cleanly, every update must be on disk (the `deinit` at the thread's exit
-/// writes what is dirty), every event stream must end, and every queued change must still be
-/// queued (none was sent: the server never answers).
+/// released cache also has tasks following its events and one of its collections, and a sender
+/// waiting on its server for a queued change: ending those resumes and cancels tasks, which goes
+/// through Dispatch too. Each child must end cleanly, every update must be on disk (the `deinit`
+/// at the thread's exit writes what is dirty), every stream must end, and every queued change
+/// must still be queued (none was sent: the server never answers).
 struct ThreadExitMode {
     let base: URL
     let quick: Bool
@@ -98,9 +98,14 @@ enum ThreadExitRelease {
             // A task following the cache's events (resumed when the cache goes), and a sender
             // inside its send (cancelled when the cache goes).
             let events = cache!.events
+            let followed = cache!.updates(MenuItem.self, forKey: key(round: round, worker: 0))
             let streamEnded = DispatchSemaphore(value: 0)
             Task {
                 for await _ in events {}
+                streamEnded.signal()
+            }
+            Task {
+                for await _ in followed {}
                 streamEnded.signal()
             }
             let sending = Shared(false)
@@ -136,7 +141,9 @@ enum ThreadExitRelease {
             let deadline = Date().addingTimeInterval(60)
             while released != nil && Date() < deadline { usleep(500) }
             if released != nil { emit("VIOLATION round \(round): the cache was not released within a minute of its thread's work") }
-            if streamEnded.wait(timeout: .now() + 60) == .timedOut { emit("VIOLATION round \(round): the event stream did not end within a minute of its cache's release") }
+            for stream in ["events", "updates"] where streamEnded.wait(timeout: .now() + 60) == .timedOut {
+                emit("VIOLATION round \(round): a stream (\(stream) or the other) did not end within a minute of its cache's release")
+            }
             for failure in failures.withLock({ $0 }) { emit("VIOLATION updateItems threw: \(failure)") }
         }
         // The exit flush waits for a cache whose deinit is still under way.

@@ -5,10 +5,17 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     private let task = TestLock<Task<Void, Never>?>(nil)
 
     private let failure = TestLock<(any Error)?>(nil)
+    private let finished = TestLock(false)
 
     public init(_ stream: AsyncStream<Element>) {
         let values = values
-        task.withLock { $0 = Task { for await value in stream { values.withLock { $0.append(value) } } } }
+        let finished = finished
+        task.withLock {
+            $0 = Task {
+                for await value in stream { values.withLock { $0.append(value) } }
+                finished.withLock { $0 = true }
+            }
+        }
     }
 
     /// Follows a throwing stream; its error, if it throws, is in ``error``.
@@ -25,6 +32,9 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
             }
         }
     }
+
+    /// Whether a non-throwing stream has ended (finished by its producer, or stopped).
+    public var hasFinished: Bool { finished.withLock { $0 } }
 
     /// The error the stream ended with; `nil` while it runs or when it finished normally.
     public var error: (any Error)? { failure.withLock { $0 } }

@@ -50,6 +50,15 @@ final class QueryClient: Sendable {
 
     deinit {
         for cancel in pathMonitors.withLock({ $0 }) { cancel() }
+        // The streams that follow collections (``updates(_:forKey:)``, the pending changes) hold
+        // the client weakly and wait on their signals between looks: woken, they find it gone
+        // and finish, as ``AppCache/updates(_:forKey:)`` promises. Waking one resumes its task, a
+        // Dispatch call, so on a library thread: this one may be exiting (see
+        // ``LibraryThreads/handOff(_:)``).
+        let observers = observers
+        if !observers.isEmpty {
+            LibraryThreads.handOff { observers.notifyAll() }
+        }
     }
 
     /// The network came back: loads waiting for it go on, watches that refetch on reconnect

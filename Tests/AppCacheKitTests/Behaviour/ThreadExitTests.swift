@@ -104,6 +104,34 @@ struct ThreadExitTests {
         }
     }
 
+    /// A cache whose collection and queued changes tasks follow, released with a thread's exit:
+    /// both streams end (their consumers resumed) without a dispatch call in the exit.
+    @Test func aCacheReleasedAsItsThreadExitsEndsItsUpdateStreams() async throws {
+        let fixture = try Fixture()
+        for round in 0..<8 {
+            var cache: AppCache? = try fixture.openCache(memory: .layer(writeBackDelay: nil))
+            let updates = try #require(cache).updates(Plain.self, forKey: "u\(round)-w0")
+            let pending = try #require(cache).pendingMutationUpdates()
+            let seenUpdates = Locked(0)
+            let ended = Locked(0)
+            Task {
+                for await _ in updates { seenUpdates.withLock { $0 += 1 } }
+                ended.withLock { $0 += 1 }
+            }
+            Task {
+                for await _ in pending {}
+                ended.withLock { $0 += 1 }
+            }
+            #expect(await eventually { seenUpdates.withLock { $0 } >= 1 }, "round \(round): the stream gave the collection as it is")
+            weak let released = cache
+            releaseAtThreadExit(&cache) { cache, worker in
+                _ = try? cache.updateItems(Plain.self, forKey: "u\(round)-w\(worker)") { $0.append(Plain(value: round)) }
+            }
+            #expect(await eventually { released == nil }, "round \(round): the cache went with its thread")
+            #expect(await eventually { ended.withLock { $0 } == 2 }, "round \(round): both streams ended")
+        }
+    }
+
     #if canImport(Observation)
     /// A query whose last reference goes with a thread's exit: its watch is stopped (tasks
     /// cancelled) on a library thread, without a dispatch call in the exit.

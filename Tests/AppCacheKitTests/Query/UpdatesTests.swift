@@ -146,6 +146,21 @@ struct UpdatesTests {
         follower.stop()
     }
 
+    /// The streams hold their cache weakly, and finish when it goes, as documented: a task
+    /// following one does not wait for ever.
+    @Test func streamsFinishWhenTheirCacheGoes() async throws {
+        let fixture = try Fixture()
+        var cache: AppCache? = try fixture.openCache(memory: .layer())
+        let follower = Follower(try #require(cache).updates(Note.self))
+        let pending = StreamRecorder(try #require(cache).pendingMutationUpdates())
+        #expect(await follower.reaches(nil))
+        #expect(await eventually { pending.last == [] })
+        #expect(!follower.hasFinished && !pending.hasFinished, "both follow while the cache lives")
+        cache = nil
+        #expect(await eventually { follower.hasFinished }, "the collection's stream finished")
+        #expect(await eventually { pending.hasFinished }, "the pending changes' stream finished")
+    }
+
     @Test func endingTheConsumerFreesTheObserver() async throws {
         let fixture = try Fixture()
         let cache = try fixture.openCache(memory: .layer())
