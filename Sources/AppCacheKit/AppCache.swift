@@ -94,8 +94,9 @@ public final class AppCache: Sendable {
     // on Apple platforms only), and no task cancelled or resumed (that enqueues it through
     // Dispatch): the last reference may go in a thread's exit (held by a `Thread`'s closure),
     // after libdispatch freed its data of the thread, and a dispatch call then makes the exit
-    // free that memory twice (see ``JobsInFlight``). The services' sender and event streams
-    // are stopped on a library thread (``LibraryThreads/handOff(_:)``).
+    // free that memory twice (see ``JobsInFlight``). What the services stop that involves a
+    // task (the sender, the streams that follow events and collections) is stopped on a
+    // library thread (``LibraryThreads/handOff(_:)``).
     deinit {
         lifecycleSubscriptions.withLock { $0.cancel() }
         queries.uses.finishRecording()
