@@ -95,8 +95,8 @@ enum ThreadExitRelease {
             weak let released = cache
             let go = DispatchSemaphore(value: 0)
             let failures = Shared<[String]>([])
-            // A task following the cache's events (resumed when the cache goes), and a sender
-            // inside its send (cancelled when the cache goes).
+            // Tasks following the cache's events and one of its collections (resumed when the
+            // cache goes), and a sender inside its send (cancelled when the cache goes).
             let events = cache!.events
             let followed = cache!.updates(MenuItem.self, forKey: key(round: round, worker: 0))
             let streamEnded = DispatchSemaphore(value: 0)
