@@ -47,7 +47,7 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     ///   count in it is checked, so damage is an error, never a crash.
     public func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
         switch self {
-        case .json: try JSONDecoder().decode(type, from: data)
+        case .json: try Self.jsonDecoder.decode(type, from: data)
         case .binary: try BinaryPayloadDecoder.decode(type, from: data)
         }
     }
@@ -73,7 +73,7 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     /// `decode([Model].self, from:)`, faster for ``binary`` (its storage is reserved at once).
     public func decodeItems<Model: Decodable>(_ type: Model.Type, from data: Data) throws -> [Model] {
         switch self {
-        case .json: try JSONDecoder().decode([Model].self, from: data)
+        case .json: try Self.jsonDecoder.decode([Model].self, from: data)
         case .binary: try BinaryPayloadDecoder.decodeItems(type, from: data)
         }
     }
@@ -82,10 +82,16 @@ public enum PayloadCodec: Sendable, Hashable, CaseIterable {
     /// buffer): the binary codec reads them where they are.
     func decodeItems<Model: Decodable>(_ type: Model.Type, fromBytes bytes: UnsafeRawBufferPointer) throws -> [Model] {
         switch self {
-        case .json: try JSONDecoder().decode([Model].self, from: Data(bytes))
+        // Copied for JSON: a model may keep its decoding container past `init(from:)`, and
+        // JSON's containers read the decoder's data, which must outlive the read's buffer.
+        case .json: try Self.jsonDecoder.decode([Model].self, from: Data(bytes))
         case .binary: try BinaryPayloadDecoder.decodeItems(type, from: bytes)
         }
     }
+
+    /// The decoder every `.json` payload is read with: made once (its options never change,
+    /// and decoding with it from any thread at once is safe), not once per read.
+    private static let jsonDecoder = JSONDecoder()
 
     /// The number an archive header stores for this codec (format 2, byte 6): part of the file
     /// format, never renumbered.

@@ -149,7 +149,7 @@ struct DiskStore: Sendable {
     ) throws(AppCacheError) -> Read<Found> {
         if let packed = packs.locate(path, fileSystem: fileSystem, change: change) {
             return Self.readPacked(
-                packed, forKey: key, versions: versions, keyTable: { [packs, fileSystem] in packs.keyTable($0, for: packed, fileSystem: fileSystem) }, use)
+                packed, forKey: key, versions: versions, keyTable: { packs.keyTable($0, for: packed, fileSystem: fileSystem) }, use)
         }
         do throws(SystemError) {
             return try fileSystem.withFileForReading(path, change: change) { opened throws(SystemError) -> Read<Found> in

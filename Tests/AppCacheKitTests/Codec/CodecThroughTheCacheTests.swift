@@ -66,6 +66,43 @@ struct CodecThroughTheCacheTests {
         try expectSameAsJSON([LateSuper()], as: LateSuperReading.self)
     }
 
+    /// One JSON decoder serves every `.json` read: reads from many threads at once each give
+    /// back their own collection, and one whose payload does not decode as the model asked
+    /// for misses alone, told as a model mismatch.
+    @Test func jsonReadsFromManyThreadsAtOnceEachGetTheirOwnItems() throws {
+        let fixture = try Fixture()
+        var configuration = fixture.configuration()
+        configuration.payloadCodec = .json
+        let cache = try AppCache(configuration: configuration)
+        let collections = (0..<6).map { worker in (0..<20).map { Note.make(worker * 100 + $0) } }
+        for (worker, notes) in collections.enumerated() { try cache.cacheItems(notes, forKey: "k\(worker)") }
+        try cache.cacheItems([Reading(value: 1.5)], forKey: "reading")
+        let wrong = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: collections.count + 1) { worker in
+            guard worker < collections.count else {
+                // A number read as text: a miss, told as a model mismatch.
+                do {
+                    if let read = try cache.getCachedItems(TextReading.self, forKey: "reading") {
+                        wrong.withLock { $0.append("a reading read as text: \(read.map(\.value))") }
+                    }
+                } catch {
+                    wrong.withLock { $0.append("reading: \(error)") }
+                }
+                return
+            }
+            for _ in 0..<25 {
+                do {
+                    let read = try cache.getCachedItems(Note.self, forKey: "k\(worker)")
+                    if read != collections[worker] { wrong.withLock { $0.append("k\(worker): \(read?.count ?? -1) notes, not its own") } }
+                } catch {
+                    wrong.withLock { $0.append("k\(worker): \(error)") }
+                }
+            }
+        }
+        #expect(wrong.withLock { $0 } == [])
+        #expect(fixture.diagnostics.codes == [.modelMismatch])
+    }
+
     // MARK: - Models
 
     typealias Car = MisuseModels.Car
@@ -76,6 +113,7 @@ struct CodecThroughTheCacheTests {
 
     struct Reading: CacheableModel { var value: Float; static var cacheName: String { "Readings" } }
     struct DoubleReading: CacheableModel, Equatable { var value: Double; static var cacheName: String { "Readings" } }
+    struct TextReading: CacheableModel { var value: String; static var cacheName: String { "Readings" } }
     struct Price: CacheableModel, Equatable { var amount: Double; static var cacheName: String { "Prices" } }
     struct DecimalPrice: CacheableModel, Equatable { var amount: Decimal; static var cacheName: String { "Prices" } }
     struct Link: CacheableModel { var url: URL; var id: UUID; static var cacheName: String { "Links" } }
