@@ -91,18 +91,12 @@ struct ThreadExitTests {
         let fixture = try Fixture()
         for round in 0..<8 {
             var cache: AppCache? = try fixture.openCache(memory: .layer(writeBackDelay: nil))
-            let events = try #require(cache).events
-            let seen = Locked(0)
-            let ended = Locked(false)
-            Task {
-                for await _ in events { seen.withLock { $0 += 1 } }
-                ended.withLock { $0 = true }
-            }
+            let events = StreamRecorder(try #require(cache).events)
             releaseAtThreadExit(&cache) { cache, worker in
                 _ = try? cache.updateItems(Plain.self, forKey: "e\(round)-w\(worker)") { $0.append(Plain(value: round)) }
             }
-            #expect(await eventually { ended.withLock { $0 } }, "round \(round): the stream ended when the cache went")
-            #expect(seen.withLock { $0 } >= 2, "round \(round): the updates' events arrived before the end")
+            #expect(await eventually { events.hasFinished }, "round \(round): the stream ended when the cache went")
+            #expect(events.seen.count >= 2, "round \(round): the updates' events arrived before the end")
         }
     }
 
@@ -112,25 +106,15 @@ struct ThreadExitTests {
         let fixture = try Fixture()
         for round in 0..<8 {
             var cache: AppCache? = try fixture.openCache(memory: .layer(writeBackDelay: nil))
-            let updates = try #require(cache).updates(Plain.self, forKey: "u\(round)-w0")
-            let pending = try #require(cache).pendingMutationUpdates()
-            let seenUpdates = Locked(0)
-            let ended = Locked(0)
-            Task {
-                for await _ in updates { seenUpdates.withLock { $0 += 1 } }
-                ended.withLock { $0 += 1 }
-            }
-            Task {
-                for await _ in pending {}
-                ended.withLock { $0 += 1 }
-            }
-            #expect(await eventually { seenUpdates.withLock { $0 } >= 1 }, "round \(round): the stream gave the collection as it is")
+            let updates = StreamRecorder(try #require(cache).updates(Plain.self, forKey: "u\(round)-w0"))
+            let pending = StreamRecorder(try #require(cache).pendingMutationUpdates())
+            #expect(await eventually { !updates.seen.isEmpty }, "round \(round): the stream gave the collection as it is")
             weak let released = cache
             releaseAtThreadExit(&cache) { cache, worker in
                 _ = try? cache.updateItems(Plain.self, forKey: "u\(round)-w\(worker)") { $0.append(Plain(value: round)) }
             }
             #expect(await eventually { released == nil }, "round \(round): the cache went with its thread")
-            #expect(await eventually { ended.withLock { $0 } == 2 }, "round \(round): both streams ended")
+            #expect(await eventually { updates.hasFinished && pending.hasFinished }, "round \(round): both streams ended")
         }
     }
 
