@@ -277,7 +277,7 @@ struct ComparisonScenarios {
             let grdbBytes = allocatedBytes(under: grdbDirectory.path(percentEncoded: false))
             rows.append(Row(
                 work: "space for \(count.formatted()) collections of \(name) (allocated blocks, closed)",
-                appCache: format(bytes: appBytes), grdb: format(bytes: grdbBytes), ratio: format(ratio: Double(appBytes) / Double(grdbBytes))))
+                appCache: Double(appBytes), grdb: Double(grdbBytes), unit: .bytes))
         }
         return rows
     }
@@ -302,8 +302,8 @@ struct ComparisonScenarios {
             let grdbBytes = (deviceBytesWritten() ?? 0) - grdbBefore
             rows.append(Row(
                 work: "bytes written to the device per write-through update of \(name) (payload \(format(bytes: payload)))",
-                appCache: format(bytes: appBytes / updates), grdb: format(bytes: grdbBytes / updates),
-                ratio: format(ratio: Double(appBytes) / Double(max(grdbBytes, 1)))))
+                appCache: Double(appBytes) / Double(updates), grdb: Double(grdbBytes) / Double(updates),
+                ratio: Double(appBytes) / Double(max(grdbBytes, 1)), unit: .bytes))
         }
         return rows
     }

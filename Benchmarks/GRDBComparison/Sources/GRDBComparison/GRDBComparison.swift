@@ -2,8 +2,10 @@ import AppCacheKit
 import Foundation
 import GRDB
 
-/// `swift run -c release GRDBComparison [--quick] [--keep] [--directory PATH]` (in Benchmarks/GRDBComparison;
-/// `--keep` leaves the work directory's files for a look; `--only` runs some parts of the table)
+/// `swift run -c release GRDBComparison [--quick] [--keep] [--only PARTS] [--repeat N] [--directory PATH]`
+/// (in Benchmarks/GRDBComparison; `--keep` leaves the work directory's files for a look;
+/// `--only` runs some parts of the table; `--repeat` runs them N times, one after the other,
+/// and ends with each row's medians over the runs and the range of its ratio)
 ///
 /// AppCache beside SQLite through GRDB, as many iOS developers cache instead: WAL,
 /// `synchronous = NORMAL`, one row per key holding the collection as a blob encoded with the
@@ -16,6 +18,7 @@ struct GRDBComparison {
         var quick = false
         var keep = false
         var only: Set<String>?
+        var runs = 1
         var base = URL(filePath: FileManager.default.currentDirectoryPath).appending(path: ".build/comparison-work", directoryHint: .isDirectory)
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
@@ -25,10 +28,16 @@ struct GRDBComparison {
             case "--only":
                 guard let names = arguments.popFirst() else { fail("--only needs a list of parts") }
                 only = Set(names.split(separator: ",").map(String.init))
+            case "--repeat":
+                guard let text = arguments.popFirst(), let count = Int(text), (1...100).contains(count) else {
+                    fail("--repeat needs a number of runs from 1 to 100")
+                }
+                runs = count
             case "--directory":
                 guard let path = arguments.popFirst() else { fail("--directory needs a path") }
                 base = URL(filePath: path, directoryHint: .isDirectory)
-            default: fail("usage: GRDBComparison [--quick] [--keep] [--only writes,reads,opening,first-read,fresh,space,bytes] [--directory PATH]")
+            default:
+                fail("usage: GRDBComparison [--quick] [--keep] [--only writes,reads,opening,first-read,fresh,space,bytes] [--repeat N] [--directory PATH]")
             }
         }
         #if DEBUG
@@ -37,19 +46,36 @@ struct GRDBComparison {
         let work = base.appending(path: "run-\(UUID().uuidString)", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        print("AppCache beside GRDB \(quick ? "(quick run)" : ""): \(work.path(percentEncoded: false)), \(Date())")
         let scenarios = ComparisonScenarios(work: work, quick: quick)
-        var rows: [Row] = []
         let parts: [(String, () throws -> [Row])] = [
             ("writes", scenarios.writes), ("reads", scenarios.reads), ("opening", scenarios.opening),
             ("first-read", scenarios.firstRead), ("fresh", scenarios.freshInstanceHits), ("space", scenarios.space),
             ("bytes", scenarios.bytesPerUpdate),
         ]
-        for (name, part) in parts where only?.contains(name) ?? true { rows += try part() }
+        // Each run's table, then (several runs) each row's runs together: the machines are
+        // shared and noisy, and a row near its goal is judged on the median of several runs.
+        var tables: [[Row]] = []
+        for run in 1...runs {
+            let runName = runs == 1 ? "" : " (run \(run) of \(runs))"
+            print("AppCache beside GRDB\(quick ? " (quick run)" : "")\(runName): \(work.path(percentEncoded: false)), \(Date())")
+            var rows: [Row] = []
+            for (name, part) in parts where only?.contains(name) ?? true { rows += try part() }
+            print("")
+            print("| work (per collection) | AppCache | GRDB (or the baseline named) | ratio |")
+            print("|---|---:|---:|---:|")
+            for row in rows { print(row.line) }
+            print("")
+            tables.append(rows)
+        }
+        guard runs > 1 else { return }
+        guard tables.allSatisfy({ $0.map(\.work) == tables[0].map(\.work) }) else { fail("the runs gave different rows") }
+        print("Medians of the \(runs) runs above (each side's figure, the ratio) and the range of the ratio:")
         print("")
-        print("| work (per collection) | AppCache | GRDB (or the baseline named) | ratio |")
-        print("|---|---:|---:|---:|")
-        for row in rows { print("| \(row.work) | \(row.appCache) | \(row.grdb) | \(row.ratio) |") }
+        print("| work (per collection) | AppCache | GRDB (or the baseline named) | ratio | ratio's range |")
+        print("|---|---:|---:|---:|---:|")
+        for position in tables[0].indices {
+            print(Row.summary(of: tables.map { $0[position] }))
+        }
     }
 
     static func fail(_ message: String) -> Never {
@@ -58,31 +84,58 @@ struct GRDBComparison {
     }
 }
 
-/// One line of the table.
+/// One line of the table: each side's figure (its median per collection, or a size) and
+/// their ratio.
 struct Row {
+    enum Unit { case seconds, bytes }
+
     var work: String
-    var appCache: String
-    var grdb: String
-    var ratio: String
+    var appCache: Double
+    var baseline: Double
+    var ratio: Double
+    var unit: Unit
+    /// What the baseline is when it is not GRDB (named before its figure).
+    var baselineName: String?
 
-    init(_ comparison: Comparison) {
-        work = comparison.title
-        appCache = format(seconds: comparison.appCacheMedian)
-        grdb = format(seconds: comparison.grdbMedian)
-        ratio = format(ratio: comparison.ratio)
+    init(_ comparison: Comparison, baseline name: String? = nil) {
+        self.init(
+            work: comparison.title, appCache: comparison.appCacheMedian, grdb: comparison.grdbMedian, ratio: comparison.ratio,
+            unit: .seconds)
+        baselineName = name
     }
 
-    /// A row whose baseline is not GRDB: its name goes before the baseline's figure.
-    init(_ comparison: Comparison, baseline: String) {
-        self.init(comparison)
-        grdb = "\(baseline): \(grdb)"
-    }
-
-    init(work: String, appCache: String, grdb: String, ratio: String) {
+    /// A row of two figures; the ratio is theirs unless given (bytes per update give the
+    /// ratio of the totals, before the division).
+    init(work: String, appCache: Double, grdb: Double, ratio: Double? = nil, unit: Unit) {
         self.work = work
         self.appCache = appCache
-        self.grdb = grdb
-        self.ratio = ratio
+        baseline = grdb
+        self.ratio = ratio ?? appCache / grdb
+        self.unit = unit
+    }
+
+    /// A figure of this row's unit, for the table.
+    func formatted(_ value: Double) -> String {
+        switch unit {
+        case .seconds: format(seconds: value)
+        case .bytes: format(bytes: Int(value))
+        }
+    }
+
+    /// The line of the table.
+    var line: String {
+        "| \(work) | \(formatted(appCache)) | \(baselineName.map { "\($0): " } ?? "")\(formatted(baseline)) | \(format(ratio: ratio)) |"
+    }
+
+    /// The line of the summary of several runs of the row (`runs`, this one first): each
+    /// side's median, the median ratio and the range of the ratios.
+    static func summary(of runs: [Row]) -> String {
+        let first = runs[0]
+        let ratios = runs.map(\.ratio).sorted()
+        let baseline = Comparison.median(runs.map(\.baseline))
+        return "| \(first.work) | \(first.formatted(Comparison.median(runs.map(\.appCache)))) | "
+            + "\(first.baselineName.map { "\($0): " } ?? "")\(first.formatted(baseline)) | "
+            + "\(format(ratio: Comparison.median(ratios))) | \(format(ratio: ratios.first!)) to \(format(ratio: ratios.last!)) |"
     }
 }
 
