@@ -261,7 +261,24 @@ struct ComparisonScenarios {
             hundred.appCache.append(hundredBinary)
             hundred.grdb.append(hundredJSON)
         }
-        return [Row(one, baseline: "Foundation"), Row(hundred, baseline: "`.json`")]
+        // The same read in a warm instance, memory off (every read decodes the pack's record):
+        // what a read costs once the pack is open and indexed, beside the same floor. The
+        // fresh row's difference from it is what a first read after opening pays.
+        var warmSettings = settings(jsonRoot, json: true)
+        warmSettings.memoryEntryLimit = 0
+        let warm = try AppCache(configuration: warmSettings)
+        let warmRead = try Comparison.run(
+            "the same one-item `.json` disk hit in a warm instance, memory off, vs `Data(contentsOf:)` + `JSONDecoder`",
+            rounds: hitRounds,
+            appCache: {
+                guard try warm.getCachedItems(Dish.self, forKey: "one")?.count == 1 else { throw Missing(key: "one") }
+                return 1
+            },
+            grdb: {
+                guard try JSONDecoder().decode([Dish].self, from: Data(contentsOf: plainFile)).count == 1 else { throw Missing(key: "one.json") }
+                return 1
+            })
+        return [Row(one, baseline: "Foundation"), Row(warmRead, baseline: "Foundation"), Row(hundred, baseline: "`.json`")]
     }
 
     // MARK: - Space and bytes written
