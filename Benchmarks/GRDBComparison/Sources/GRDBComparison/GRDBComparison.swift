@@ -43,19 +43,20 @@ struct GRDBComparison {
         #if DEBUG
         print("!! DEBUG BUILD: these timings mean nothing. Run: swift run -c release GRDBComparison")
         #endif
-        let work = base.appending(path: "run-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let scenarios = ComparisonScenarios(work: work, quick: quick)
-        let parts: [(String, () throws -> [Row])] = [
-            ("writes", scenarios.writes), ("reads", scenarios.reads), ("opening", scenarios.opening),
-            ("first-read", scenarios.firstRead), ("fresh", scenarios.freshInstanceHits), ("space", scenarios.space),
-            ("bytes", scenarios.bytesPerUpdate),
-        ]
         // Each run's table, then (several runs) each row's runs together: the machines are
         // shared and noisy, and a row near its goal is judged on the median of several runs.
+        // Each run works in a directory of its own, removed after it (unless kept).
         var tables: [[Row]] = []
         for run in 1...runs {
+            let work = base.appending(path: "run-\(UUID().uuidString)", directoryHint: .isDirectory)
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+            let scenarios = ComparisonScenarios(work: work, quick: quick)
+            let parts: [(String, () throws -> [Row])] = [
+                ("writes", scenarios.writes), ("reads", scenarios.reads), ("opening", scenarios.opening),
+                ("first-read", scenarios.firstRead), ("fresh", scenarios.freshInstanceHits), ("space", scenarios.space),
+                ("bytes", scenarios.bytesPerUpdate),
+            ]
             let runName = runs == 1 ? "" : " (run \(run) of \(runs))"
             print("AppCache beside GRDB\(quick ? " (quick run)" : "")\(runName): \(work.path(percentEncoded: false)), \(Date())")
             var rows: [Row] = []
