@@ -123,20 +123,23 @@ struct Row {
         }
     }
 
+    /// The line's first cells: the work, then each side's figure (the baseline named when it
+    /// is not GRDB).
+    private func cells(appCache: Double, baseline: Double) -> String {
+        "| \(work) | \(formatted(appCache)) | \(baselineName.map { "\($0): " } ?? "")\(formatted(baseline)) |"
+    }
+
     /// The line of the table.
     var line: String {
-        "| \(work) | \(formatted(appCache)) | \(baselineName.map { "\($0): " } ?? "")\(formatted(baseline)) | \(format(ratio: ratio)) |"
+        "\(cells(appCache: appCache, baseline: baseline)) \(format(ratio: ratio)) |"
     }
 
     /// The line of the summary of several runs of the row (`runs`, this one first): each
     /// side's median, the median ratio and the range of the ratios.
     static func summary(of runs: [Row]) -> String {
-        let first = runs[0]
         let ratios = runs.map(\.ratio).sorted()
-        let baseline = Comparison.median(runs.map(\.baseline))
-        return "| \(first.work) | \(first.formatted(Comparison.median(runs.map(\.appCache)))) | "
-            + "\(first.baselineName.map { "\($0): " } ?? "")\(first.formatted(baseline)) | "
-            + "\(format(ratio: Comparison.median(ratios))) | \(format(ratio: ratios.first!)) to \(format(ratio: ratios.last!)) |"
+        let medians = runs[0].cells(appCache: Comparison.median(runs.map(\.appCache)), baseline: Comparison.median(runs.map(\.baseline)))
+        return "\(medians) \(format(ratio: Comparison.median(ratios))) | \(format(ratio: ratios.first!)) to \(format(ratio: ratios.last!)) |"
     }
 }
 
